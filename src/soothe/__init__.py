@@ -1,0 +1,3 @@
+"""Soothe: a terminal workbench for goal-driven LLM agents on local models."""
+
+__version__ = "0.1.0"

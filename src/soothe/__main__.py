@@ -1,0 +1,5 @@
+import sys
+
+from soothe.cli import main
+
+sys.exit(main())

@@ -1,0 +1,139 @@
+"""The ``soothe`` command. Imports nothing heavy until a command needs it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from soothe import __version__
+
+SUBCOMMANDS = ("threads", "doctor", "skills", "config")
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE", help="config file (default: XDG config)")
+    parser.add_argument("--data-dir", metavar="DIR", help="where threads and goals are stored")
+    parser.add_argument("--provider", choices=["ollama", "openai", "demo"])
+    parser.add_argument("--model", metavar="NAME", help="model name")
+    parser.add_argument("--base-url", metavar="URL", help="model server URL")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="soothe",
+        description="A terminal workbench for goal-driven LLM agents on local models.",
+        epilog="Commands: soothe threads | doctor | skills | config show  (each has --help)",
+    )
+    parser.add_argument("--version", action="version", version=f"soothe {__version__}")
+    parser.add_argument("-p", "--prompt", metavar="TEXT", help="run one request headless")
+    parser.add_argument("--autonomous", action="store_true", help="treat the request as a goal")
+    parser.add_argument("--thread", metavar="ID", help="continue a thread")
+    parser.add_argument("--workspace", metavar="DIR", help="tool root (default: cwd)")
+    parser.add_argument("--max-iterations", type=int, metavar="N")
+    parser.add_argument("--yes", action="store_true", help="approve tool calls needing approval")
+    parser.add_argument("--clarify", choices=["ask", "auto", "fail"], help="ask_user policy")
+    parser.add_argument("--json", action="store_true", help="NDJSON events on stdout")
+    _common(parser)
+    return parser
+
+
+def build_sub_parser(command: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=f"soothe {command}")
+    _common(parser)
+    if command == "threads":
+        parser.add_argument(
+            "action", nargs="?", default="list", choices=["list", "show", "export", "delete"]
+        )
+        parser.add_argument("thread_id", nargs="?")
+        parser.add_argument("--output", "-o", metavar="FILE", help="export to this file")
+    elif command == "config":
+        parser.add_argument("action", nargs="?", default="show", choices=["show"])
+    elif command == "skills":
+        parser.add_argument("--workspace", metavar="DIR")
+    return parser
+
+
+def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, dict[str, Any]] = {}
+
+    def put(section: str, key: str, value: Any) -> None:
+        if value is not None:
+            out.setdefault(section, {})[key] = value
+
+    put("model", "provider", getattr(args, "provider", None))
+    put("model", "name", getattr(args, "model", None))
+    put("model", "base_url", getattr(args, "base_url", None))
+    put("storage", "data_dir", getattr(args, "data_dir", None))
+    put("tools", "workspace", getattr(args, "workspace", None))
+    put("tools", "clarify", getattr(args, "clarify", None))
+    put("loop", "max_iterations", getattr(args, "max_iterations", None))
+    if getattr(args, "yes", False):
+        put("tools", "approval", "auto")
+    return out
+
+
+def error(message: str, code: int = 1) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = argv[0] if argv and argv[0] in SUBCOMMANDS else None
+    if command:
+        args = build_sub_parser(command).parse_args(argv[1:])
+    else:
+        args = build_parser().parse_args(argv)
+    from soothe.engine.config import ConfigError, load_settings
+
+    try:
+        settings = load_settings(args.config, overrides_from(args))
+    except ConfigError as exc:
+        print(str(exc).replace("config error:", "error: config:", 1), file=sys.stderr)
+        return 2
+    try:
+        return _dispatch(command, args, settings)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        return error(f"{type(exc).__name__}: {exc} (run with --debug for details)")
+
+
+def _dispatch(command: str | None, args: argparse.Namespace, settings: Any) -> int:
+    if command == "config":
+        import json
+
+        print(json.dumps(settings.masked(), indent=2, default=str))
+        if settings.config_file:
+            print(f"# from {settings.config_file}", file=sys.stderr)
+        return 0
+    if command == "doctor":
+        from soothe.engine.llm.doctor import run_doctor
+
+        return run_doctor(settings)
+    if command == "threads":
+        from soothe.app.threads_cli import run_threads
+
+        return run_threads(settings, args.action, args.thread_id, args.output)
+    if command == "skills":
+        from soothe.engine.skills import list_skills
+
+        skills = list_skills(settings)
+        if not skills:
+            print("no skills found (add .soothe/skills/NAME/SKILL.md)")
+        for skill in skills:
+            print(f"{skill.name:20} {skill.summary}  ({skill.path})")
+        return 0
+    if args.prompt is not None:
+        from soothe.app.headless import run_headless
+
+        return run_headless(settings, args)
+    from soothe.app.tui import run_tui
+
+    return run_tui(settings, thread_id=args.thread)

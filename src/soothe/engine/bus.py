@@ -1,0 +1,150 @@
+"""EventBus: in-process asyncio pub/sub with topics.
+
+Topics are ``*`` (everything), ``thread:{id}``, ``loop:{id}`` and ``goal:{id}``; an event
+goes to every topic it names. Publishing is synchronous and never waits on a subscriber,
+so a stuck screen cannot stall the engine. Each subscription has a soft bound: past it,
+a token delta is merged into the token delta at the tail of the queue when both belong to
+the same step, so text is never lost or reordered; lifecycle events are always queued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from soothe.engine.events import EventBase, StepToken
+
+Listener = Callable[[EventBase], Any]
+
+
+def topics_of(event: EventBase) -> list[str]:
+    topics = ["*"]
+    if event.thread_id:
+        topics.append(f"thread:{event.thread_id}")
+    if event.loop_id:
+        topics.append(f"loop:{event.loop_id}")
+    if event.goal_id:
+        topics.append(f"goal:{event.goal_id}")
+    return topics
+
+
+class Subscription:
+    """An async iterator over the events of one topic."""
+
+    def __init__(self, bus: EventBus, topic: str, maxsize: int) -> None:
+        self.bus = bus
+        self.topic = topic
+        self.maxsize = maxsize
+        self._queue: deque[EventBase] = deque()
+        self._wakeup = asyncio.Event()
+        self._closed = False
+        self.coalesced = 0
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _offer(self, event: EventBase) -> None:
+        if self._closed:
+            return
+        queue = self._queue
+        if len(queue) >= self.maxsize and isinstance(event, StepToken) and queue:
+            tail = queue[-1]
+            if isinstance(tail, StepToken) and tail.step_id == event.step_id:
+                queue[-1] = tail.model_copy(update={"text": tail.text + event.text})
+                self.coalesced += 1
+                return
+        queue.append(event)
+        self._wakeup.set()
+
+    def get_nowait(self) -> EventBase | None:
+        """The next queued event, or None; lets a UI drain a batch per frame."""
+        if self._queue:
+            return self._queue.popleft()
+        return None
+
+    def drain(self, limit: int | None = None) -> list[EventBase]:
+        out: list[EventBase] = []
+        while self._queue and (limit is None or len(out) < limit):
+            out.append(self._queue.popleft())
+        return out
+
+    async def get(self) -> EventBase:
+        while not self._queue:
+            if self._closed:
+                raise StopAsyncIteration
+            self._wakeup.clear()
+            await self._wakeup.wait()
+        return self._queue.popleft()
+
+    def __aiter__(self) -> AsyncIterator[EventBase]:
+        return self
+
+    async def __anext__(self) -> EventBase:
+        try:
+            return await self.get()
+        except asyncio.CancelledError:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Stop receiving. Events already queued can still be read."""
+        if not self._closed:
+            self._closed = True
+            self.bus._remove(self)
+            self._wakeup.set()
+
+    async def __aenter__(self) -> Subscription:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+
+class EventBus:
+    def __init__(self, default_maxsize: int = 2000) -> None:
+        self.default_maxsize = default_maxsize
+        self._subs: dict[str, list[Subscription]] = {}
+        self._listeners: list[Listener] = []
+        self.published = 0
+
+    def subscribe(self, topic: str = "*", maxsize: int | None = None) -> Subscription:
+        sub = Subscription(self, topic, maxsize or self.default_maxsize)
+        self._subs.setdefault(topic, []).append(sub)
+        return sub
+
+    def add_listener(self, listener: Listener) -> Callable[[], None]:
+        """A synchronous callback for every event (recorders, counters). Returns remover."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _remove(self, sub: Subscription) -> None:
+        subs = self._subs.get(sub.topic)
+        if subs and sub in subs:
+            subs.remove(sub)
+            if not subs:
+                del self._subs[sub.topic]
+
+    def publish(self, event: EventBase) -> EventBase:
+        self.published += 1
+        for topic in topics_of(event):
+            for sub in self._subs.get(topic, ()):
+                sub._offer(event)
+        for listener in list(self._listeners):
+            listener(event)
+        return event
+
+    def subscriber_count(self, topic: str | None = None) -> int:
+        if topic is None:
+            return sum(len(v) for v in self._subs.values())
+        return len(self._subs.get(topic, ()))
+
+    def close(self) -> None:
+        for subs in list(self._subs.values()):
+            for sub in list(subs):
+                sub.close()

@@ -1,0 +1,250 @@
+"""Settings: a TOML file, then environment variables, then command-line overrides.
+
+Precedence (highest first): overrides passed by the CLI, ``SOOTHE_<SECTION>__<KEY>``
+environment variables, the TOML file, defaults. The file is
+``$XDG_CONFIG_HOME/soothe/config.toml`` unless ``--config`` or ``SOOTHE_CONFIG`` names
+another. A bad file raises ``ConfigError`` whose message is one line naming the file, the
+key and the problem, never a secret value.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
+DEFAULT_OLLAMA_MODEL = "qwen2.5:7b"
+
+
+def xdg_config_home() -> Path:
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+
+
+def xdg_data_home() -> Path:
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+
+
+def default_config_path() -> Path:
+    env = os.environ.get("SOOTHE_CONFIG")
+    return Path(env).expanduser() if env else xdg_config_home() / "soothe" / "config.toml"
+
+
+def normalize_host(value: str) -> str:
+    """Accept ``host:port``, ``host``, ``:port`` and full URLs alike (OLLAMA_HOST forms)."""
+    value = value.strip().rstrip("/")
+    if "://" not in value:
+        value = "http://" + value
+    scheme, rest = value.split("://", 1)
+    if rest.startswith(":"):
+        rest = "127.0.0.1" + rest
+    if rest.startswith("0.0.0.0"):
+        rest = "127.0.0.1" + rest[len("0.0.0.0") :]
+    host = rest.split("/", 1)[0]
+    if ":" not in host.rsplit("]", 1)[-1]:
+        default_port = "11434" if scheme == "http" else "443"
+        rest = host + ":" + default_port + rest[len(host) :]
+    return f"{scheme}://{rest}"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ModelSettings(_Section):
+    provider: Literal["ollama", "openai", "demo"] = "ollama"
+    name: str = Field(DEFAULT_OLLAMA_MODEL, description="model used for every role")
+    fast_name: str | None = Field(None, description="optional faster model for assess/classify")
+    base_url: str | None = Field(None, description="server URL; else OLLAMA_HOST/OPENAI_BASE_URL")
+    api_key: SecretStr | None = Field(None, description="OpenAI-compatible key (or OPENAI_API_KEY)")
+    timeout: float = Field(120.0, gt=0, description="seconds before a model request gives up")
+    temperature: float = Field(0.2, ge=0, le=2)
+    num_ctx: int | None = Field(8192, ge=512, description="Ollama context window")
+    structured_retries: int = Field(2, ge=0, le=5, description="re-asks after invalid JSON")
+
+    def resolved_base_url(self) -> str:
+        if self.base_url:
+            return normalize_host(self.base_url) if self.provider == "ollama" else self.base_url
+        if self.provider == "openai":
+            return os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        host = os.environ.get("OLLAMA_HOST")
+        return normalize_host(host) if host else DEFAULT_OLLAMA_URL
+
+    def resolved_api_key(self) -> str | None:
+        if self.api_key is not None:
+            return self.api_key.get_secret_value()
+        return os.environ.get("OPENAI_API_KEY")
+
+    @property
+    def display_name(self) -> str:
+        return "demo model" if self.provider == "demo" else self.name
+
+
+class LoopSettings(_Section):
+    max_iterations: int = Field(8, ge=1, le=50)
+    agentic_max_iterations: int = Field(3, ge=1, le=10)
+    parallelism: Literal["parallel", "dependency"] = "parallel"
+    max_parallel_steps: int = Field(4, ge=1, le=16)
+    max_parallel_goals: int = Field(2, ge=1, le=8)
+    step_tool_budget: int = Field(8, ge=1, le=50, description="tool calls per step")
+
+
+class ProjectionSettings(_Section):
+    max_goals: int = Field(5, ge=1)
+    max_steps_per_goal: int = Field(10, ge=1)
+    max_ledger_chars: int = Field(4000, ge=100)
+    max_ledger_messages: int = Field(20, ge=1)
+    max_lineage_chars: int = Field(2000, ge=100)
+
+
+class StorageSettings(_Section):
+    data_dir: Path = Field(default_factory=lambda: xdg_data_home() / "soothe")
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "soothe.db"
+
+
+class ToolSettings(_Section):
+    workspace: Path | None = Field(None, description="tool root; default the current directory")
+    approval: Literal["ask", "auto", "deny"] = "ask"
+    clarify: Literal["ask", "auto", "fail"] = "ask"
+    max_output_chars: int = Field(4000, ge=200)
+    max_read_bytes: int = Field(200_000, ge=1000)
+
+    def resolved_workspace(self) -> Path:
+        return (self.workspace or Path.cwd()).expanduser().resolve()
+
+
+class MemorySettings(_Section):
+    cross_thread: bool = True
+    max_recall: int = Field(3, ge=0, le=20)
+
+
+class UISettings(_Section):
+    theme: str = "soothe-dark"
+    keymap: dict[str, str] = Field(default_factory=dict, description="binding id -> keys")
+
+
+_FILE_DATA: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar(
+    "soothe_config_file_data", default={}
+)
+
+
+class _FileSource(PydanticBaseSettingsSource):
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return _FILE_DATA.get().get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(_FILE_DATA.get())
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="SOOTHE_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_assignment=True,
+    )
+
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    loop: LoopSettings = Field(default_factory=LoopSettings)
+    projection: ProjectionSettings = Field(default_factory=ProjectionSettings)
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+    tools: ToolSettings = Field(default_factory=ToolSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+    ui: UISettings = Field(default_factory=UISettings)
+    config_file: Path | None = Field(None, exclude=True)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _FileSource(settings_cls))
+
+    def masked(self) -> dict[str, Any]:
+        """The effective settings as plain data, secrets replaced by ``***``."""
+        data = self.model_dump(mode="json", exclude={"config_file"})
+        if self.model.api_key is not None:
+            data["model"]["api_key"] = "***"
+        return data
+
+
+class ConfigError(ValueError):
+    """A bad config file or value; ``str()`` is one line fit for the user."""
+
+
+def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _dig(data: dict[str, Any], loc: tuple[Any, ...]) -> bool:
+    node: Any = data
+    for part in loc:
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def load_settings(
+    config_path: Path | str | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> Settings:
+    """Load settings; raise ConfigError with a one-line message on any problem."""
+    path = Path(config_path).expanduser() if config_path else default_config_path()
+    explicit = config_path is not None or "SOOTHE_CONFIG" in os.environ
+    file_data: dict[str, Any] = {}
+    if path.exists():
+        try:
+            file_data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config error: {path}: not valid TOML ({exc})") from None
+        except OSError as exc:
+            raise ConfigError(f"config error: {path}: cannot read ({exc.strerror})") from None
+    elif explicit:
+        raise ConfigError(f"config error: {path}: no such file")
+    token = _FILE_DATA.set(file_data)
+    try:
+        settings = Settings(**(overrides or {}))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(p for p in err["loc"] if p != "__root__")
+        key = ".".join(str(p) for p in loc) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            problem = "unknown key"
+        else:
+            problem = err["msg"]
+        where = str(path) if _dig(file_data, loc) or err["type"] == "extra_forbidden" else "env"
+        if where == "env" and overrides and _dig(overrides, loc):
+            where = "command line"
+        elif where == "env":
+            where = "SOOTHE_" + "__".join(str(p) for p in loc).upper()
+        raise ConfigError(f"config error: {where}: {key}: {problem}") from None
+    finally:
+        _FILE_DATA.reset(token)
+    settings.config_file = path if path.exists() else None
+    return settings
+
+
+def merge_overrides(*parts: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for part in parts:
+        out = _deep_merge(out, part)
+    return out

@@ -1,0 +1,350 @@
+"""The whole event vocabulary the engine publishes.
+
+Every event is a pydantic model with a literal ``type`` discriminator; ``Event`` is the
+union of all of them and ``parse_event`` turns JSON back into the right class. Widgets,
+the headless renderer and tests consume these and nothing else.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+_SEQ = itertools.count(1)
+
+GoalStatus = Literal[
+    "pending",
+    "active",
+    "completed",
+    "failed",
+    "suspended",
+    "blocked",
+    "validated",
+    "awaiting_clarification",
+    "cancelled",
+]
+StepStatus = Literal["pending", "active", "completed", "failed", "skipped"]
+StepKind = Literal["action", "ask_user"]
+EvidenceKind = Literal["tool", "bootstrap", "ledger"]
+RequestKind = Literal["quiz", "trivial", "simple", "complex"]
+
+
+def _next_seq() -> int:
+    return next(_SEQ)
+
+
+class EventBase(BaseModel):
+    """Fields every event carries. ``seq`` is process-wide and strictly increasing."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seq: int = Field(default_factory=_next_seq)
+    ts: float = Field(default_factory=time.time)
+    thread_id: str = ""
+    loop_id: str | None = None
+    goal_id: str | None = None
+    step_id: str | None = None
+
+    @property
+    def is_token(self) -> bool:
+        return False
+
+
+# --- runs -------------------------------------------------------------------------------
+
+
+class RunStarted(EventBase):
+    type: Literal["run.started"] = "run.started"
+    text: str
+    mode: Literal["auto", "agentic", "autonomous", "subagent"] = "auto"
+
+
+class RunFinished(EventBase):
+    type: Literal["run.finished"] = "run.finished"
+    duration_s: float = 0.0
+    model_calls: int = 0
+
+
+class RunFailed(EventBase):
+    type: Literal["run.failed"] = "run.failed"
+    error: str
+    kind: str = "error"
+
+
+class Classified(EventBase):
+    type: Literal["classification"] = "classification"
+    label: RequestKind
+    reason: str = ""
+    answered: bool = False
+
+
+# --- goals ------------------------------------------------------------------------------
+
+
+class GoalCreated(EventBase):
+    type: Literal["goal.created"] = "goal.created"
+    description: str
+    priority: int = 50
+    parent_id: str | None = None
+    depends_on: list[str] = Field(default_factory=list)
+    source: str = "user"
+
+
+class GoalActivated(EventBase):
+    type: Literal["goal.activated"] = "goal.activated"
+
+
+class GoalStatusChanged(EventBase):
+    type: Literal["goal.status_changed"] = "goal.status_changed"
+    from_status: GoalStatus
+    to_status: GoalStatus
+    reason: str = ""
+
+
+class GoalUpdated(EventBase):
+    """A change that is not a status move: priority, edges, findings."""
+
+    type: Literal["goal.updated"] = "goal.updated"
+    priority: int | None = None
+    depends_on: list[str] | None = None
+    informs: list[str] | None = None
+    conflicts_with: list[str] | None = None
+    findings: str | None = None
+
+
+class GoalCompleted(EventBase):
+    type: Literal["goal.completed"] = "goal.completed"
+    findings: str = ""
+
+
+class GoalFailed(EventBase):
+    type: Literal["goal.failed"] = "goal.failed"
+    error: str = ""
+    will_retry: bool = False
+
+
+class GoalCancelled(EventBase):
+    type: Literal["goal.cancelled"] = "goal.cancelled"
+    reason: str = ""
+
+
+class GoalRemoved(EventBase):
+    type: Literal["goal.removed"] = "goal.removed"
+
+
+# --- planning ---------------------------------------------------------------------------
+
+
+class PlannedStep(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    description: str
+    kind: StepKind = "action"
+    dependencies: list[str] = Field(default_factory=list)
+    expected_output: str = ""
+    questions: list[str] = Field(default_factory=list)
+
+
+class PlanAssessed(EventBase):
+    type: Literal["plan.assessed"] = "plan.assessed"
+    status: Literal["continue", "replan", "done"]
+    goal_progress: Literal["none", "low", "medium", "high", "complete"]
+    reasoning: str = ""
+
+
+class PlanCreated(EventBase):
+    type: Literal["plan.created"] = "plan.created"
+    iteration: int
+    steps: list[PlannedStep]
+    execution_mode: Literal["parallel", "dependency"] = "dependency"
+    reasoning: str = ""
+
+
+class IterationStarted(EventBase):
+    type: Literal["iteration.started"] = "iteration.started"
+    iteration: int
+    max_iterations: int
+
+
+class IterationCompleted(EventBase):
+    type: Literal["iteration.completed"] = "iteration.completed"
+    iteration: int
+    completed_steps: int = 0
+    failed_steps: int = 0
+
+
+# --- steps ------------------------------------------------------------------------------
+
+
+class StepStarted(EventBase):
+    type: Literal["step.started"] = "step.started"
+    description: str
+    kind: StepKind = "action"
+
+
+class StepToken(EventBase):
+    """A streamed piece of a step's model output. May be coalesced by the bus."""
+
+    type: Literal["step.token"] = "step.token"
+    text: str
+
+    @property
+    def is_token(self) -> bool:
+        return True
+
+
+class ToolCalled(EventBase):
+    type: Literal["step.tool_call"] = "step.tool_call"
+    call_id: str
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolResult(EventBase):
+    type: Literal["step.tool_result"] = "step.tool_result"
+    call_id: str
+    tool: str
+    output: str
+    ok: bool = True
+    truncated: bool = False
+
+
+class StepCompleted(EventBase):
+    type: Literal["step.completed"] = "step.completed"
+    summary: str = ""
+    duration_s: float = 0.0
+
+
+class StepFailed(EventBase):
+    type: Literal["step.failed"] = "step.failed"
+    error: str
+    cancelled: bool = False
+
+
+class StepSkipped(EventBase):
+    type: Literal["step.skipped"] = "step.skipped"
+    reason: str = ""
+
+
+# --- evidence and interaction -----------------------------------------------------------
+
+
+class EvidenceAdded(EventBase):
+    type: Literal["evidence.added"] = "evidence.added"
+    evidence_id: str
+    kind: EvidenceKind
+    summary: str
+    content: str = ""
+
+
+class ClarificationRequested(EventBase):
+    type: Literal["clarification.requested"] = "clarification.requested"
+    request_id: str
+    questions: list[str]
+
+
+class ClarificationAnswered(EventBase):
+    type: Literal["clarification.answered"] = "clarification.answered"
+    request_id: str
+    outcome: Literal["answered", "skipped", "auto", "timeout", "cancelled"]
+    answers: list[str] = Field(default_factory=list)
+
+
+class ApprovalRequested(EventBase):
+    type: Literal["approval.requested"] = "approval.requested"
+    request_id: str
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    path: str = ""
+
+
+class ApprovalAnswered(EventBase):
+    type: Literal["approval.answered"] = "approval.answered"
+    request_id: str
+    tool: str = ""
+    outcome: Literal["approve_once", "approve_always", "deny", "timeout", "cancelled"]
+
+
+# --- accounting and results -------------------------------------------------------------
+
+
+class Usage(EventBase):
+    type: Literal["usage"] = "usage"
+    model: str = ""
+    role: str = "default"
+    input_tokens: int = 0
+    output_tokens: int = 0
+    duration_s: float = 0.0
+    prompt_chars: int = 0
+
+
+class FinalAnswer(EventBase):
+    type: Literal["answer.final"] = "answer.final"
+    text: str
+
+
+class FinalReport(EventBase):
+    """End of an autonomous run: one line per goal with its outcome and findings."""
+
+    type: Literal["report.final"] = "report.final"
+    goals: list[dict[str, Any]] = Field(default_factory=list)
+    text: str = ""
+
+
+class ErrorEvent(EventBase):
+    type: Literal["error"] = "error"
+    message: str
+    kind: str = "error"
+
+
+Event = Annotated[
+    RunStarted
+    | RunFinished
+    | RunFailed
+    | Classified
+    | GoalCreated
+    | GoalActivated
+    | GoalStatusChanged
+    | GoalUpdated
+    | GoalCompleted
+    | GoalFailed
+    | GoalCancelled
+    | GoalRemoved
+    | PlanAssessed
+    | PlanCreated
+    | IterationStarted
+    | IterationCompleted
+    | StepStarted
+    | StepToken
+    | ToolCalled
+    | ToolResult
+    | StepCompleted
+    | StepFailed
+    | StepSkipped
+    | EvidenceAdded
+    | ClarificationRequested
+    | ClarificationAnswered
+    | ApprovalRequested
+    | ApprovalAnswered
+    | Usage
+    | FinalAnswer
+    | FinalReport
+    | ErrorEvent,
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def parse_event(data: str | bytes | dict[str, Any]) -> Event:
+    if isinstance(data, dict):
+        return EVENT_ADAPTER.validate_python(data)
+    return EVENT_ADAPTER.validate_json(data)
+
+
+def event_types() -> list[type[EventBase]]:
+    return list(EventBase.__subclasses__())

@@ -1,0 +1,168 @@
+"""Requests that need somebody's answer: clarifications and tool approvals.
+
+Engine code awaits ``broker.ask(request)``. The broker publishes the request event and
+parks a future; whoever answers (the TUI modal, the headless prompt, a test) calls
+``broker.answer(request_id, response)``. A timeout or a cancellation resolves with an
+outcome saying so, never with an exception the caller did not ask for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from soothe.engine.bus import EventBus
+from soothe.engine.events import (
+    ApprovalAnswered,
+    ApprovalRequested,
+    ClarificationAnswered,
+    ClarificationRequested,
+)
+
+
+def _request_id() -> str:
+    return "req-" + uuid.uuid4().hex[:10]
+
+
+class _RequestBase(BaseModel):
+    request_id: str = Field(default_factory=_request_id)
+    thread_id: str = ""
+    loop_id: str | None = None
+    goal_id: str | None = None
+    step_id: str | None = None
+
+
+class ClarificationRequest(_RequestBase):
+    questions: list[str]
+
+
+class ApprovalRequest(_RequestBase):
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    path: str = ""
+
+
+ClarificationOutcome = Literal["answered", "skipped", "auto", "timeout", "cancelled"]
+ApprovalOutcome = Literal["approve_once", "approve_always", "deny", "timeout", "cancelled"]
+
+
+class ClarificationResponse(BaseModel):
+    outcome: ClarificationOutcome = "answered"
+    answers: list[str] = Field(default_factory=list)
+
+
+class ApprovalResponse(BaseModel):
+    outcome: ApprovalOutcome
+    reason: str = ""
+
+    @property
+    def approved(self) -> bool:
+        return self.outcome in ("approve_once", "approve_always")
+
+
+Request = ClarificationRequest | ApprovalRequest
+Response = ClarificationResponse | ApprovalResponse
+
+
+class UnknownRequest(KeyError):
+    pass
+
+
+class InteractBroker:
+    def __init__(self, bus: EventBus) -> None:
+        self.bus = bus
+        self._pending: dict[str, tuple[Request, asyncio.Future[Response]]] = {}
+
+    def pending(self) -> list[Request]:
+        return [req for req, _ in self._pending.values()]
+
+    def get(self, request_id: str) -> Request | None:
+        item = self._pending.get(request_id)
+        return item[0] if item else None
+
+    async def ask(self, request: Request, timeout: float | None = None) -> Any:
+        """Publish the request and wait for its answer (typed by the request kind)."""
+        future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+        self._pending[request.request_id] = (request, future)
+        self.bus.publish(self._requested_event(request))
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout)
+        except TimeoutError:
+            return self._finish(request, self._closing(request, "timeout"))
+        except asyncio.CancelledError:
+            self._finish(request, self._closing(request, "cancelled"))
+            raise
+        finally:
+            self._pending.pop(request.request_id, None)
+
+    def answer(self, request_id: str, response: Response) -> None:
+        item = self._pending.get(request_id)
+        if item is None:
+            raise UnknownRequest(request_id)
+        request, future = item
+        expected = ClarificationResponse if isinstance(request, ClarificationRequest) else None
+        expected = expected or ApprovalResponse
+        if not isinstance(response, expected):
+            raise TypeError(f"{request_id} needs a {expected.__name__}")
+        self._finish(request, response)
+        if not future.done():
+            future.set_result(response)
+
+    def cancel_all(self) -> int:
+        """Resolve every open request as cancelled (an interrupted run)."""
+        count = 0
+        for request, future in list(self._pending.values()):
+            if not future.done():
+                response = self._closing(request, "cancelled")
+                self._finish(request, response)
+                future.set_result(response)
+                count += 1
+        return count
+
+    @staticmethod
+    def _closing(request: Request, outcome: Literal["timeout", "cancelled"]) -> Response:
+        if isinstance(request, ClarificationRequest):
+            return ClarificationResponse(outcome=outcome)
+        return ApprovalResponse(outcome=outcome, reason=f"approval {outcome}")
+
+    def _finish(self, request: Request, response: Response) -> Response:
+        ids = request.model_dump(include={"thread_id", "loop_id", "goal_id", "step_id"})
+        if isinstance(request, ClarificationRequest):
+            assert isinstance(response, ClarificationResponse)
+            self.bus.publish(
+                ClarificationAnswered(
+                    request_id=request.request_id,
+                    outcome=response.outcome,
+                    answers=response.answers,
+                    **ids,
+                )
+            )
+        else:
+            assert isinstance(response, ApprovalResponse)
+            self.bus.publish(
+                ApprovalAnswered(
+                    request_id=request.request_id,
+                    tool=request.tool,
+                    outcome=response.outcome,
+                    **ids,
+                )
+            )
+        return response
+
+    @staticmethod
+    def _requested_event(request: Request) -> ClarificationRequested | ApprovalRequested:
+        ids = request.model_dump(include={"thread_id", "loop_id", "goal_id", "step_id"})
+        if isinstance(request, ClarificationRequest):
+            return ClarificationRequested(
+                request_id=request.request_id, questions=request.questions, **ids
+            )
+        return ApprovalRequested(
+            request_id=request.request_id,
+            tool=request.tool,
+            args=request.args,
+            path=request.path,
+            **ids,
+        )

@@ -131,17 +131,17 @@ class UISettings(_Section):
     keymap: dict[str, str] = Field(default_factory=dict, description="binding id -> keys")
 
 
-_FILE_DATA: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar(
-    "soothe_config_file_data", default={}
+_FILE_DATA: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "soothe_config_file_data", default=None
 )
 
 
 class _FileSource(PydanticBaseSettingsSource):
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
-        return _FILE_DATA.get().get(field_name), field_name, False
+        return (_FILE_DATA.get() or {}).get(field_name), field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        return dict(_FILE_DATA.get())
+        return dict(_FILE_DATA.get() or {})
 
 
 class Settings(BaseSettings):
@@ -227,10 +227,7 @@ def load_settings(
         err = exc.errors()[0]
         loc = tuple(p for p in err["loc"] if p != "__root__")
         key = ".".join(str(p) for p in loc) or "(top level)"
-        if err["type"] == "extra_forbidden":
-            problem = "unknown key"
-        else:
-            problem = err["msg"]
+        problem = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
         where = str(path) if _dig(file_data, loc) or err["type"] == "extra_forbidden" else "env"
         if where == "env" and overrides and _dig(overrides, loc):
             where = "command line"

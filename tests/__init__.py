@@ -1,0 +1,1 @@
+"""Soothe's test suite (a package so that `tests.fakes` is importable)."""

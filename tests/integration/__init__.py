@@ -1,0 +1,1 @@
+"""Integration tests: real LangChain clients against the fake servers."""

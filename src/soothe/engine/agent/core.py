@@ -1,0 +1,213 @@
+"""CoreAgent: the tool-calling loop that carries out one action step.
+
+The model streams (tokens go out as StepToken events), its tool calls run one after the
+other through ``run_tool_call`` (which publishes ToolCalled / ToolResult and asks for
+approval where needed), and the results go back as ToolMessages, until the model answers
+without tools or the step's tool budget is spent; then one last call without tools asks
+for the answer. A model transport failure ends the step with ``ok=False``; cancellation
+propagates (the hub closes the stream, run_shell kills its process group).
+
+LangChain is imported inside the methods, so importing this module stays light.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from soothe.engine.agent.prompts import BUDGET_SPENT, step_prompt, system_prompt
+from soothe.engine.agent.tools import (
+    ToolContext,
+    ToolOutcome,
+    event_ids,
+    run_tool_call,
+    tool_specs,
+)
+from soothe.engine.events import StepToken
+from soothe.engine.llm.errors import LLMError
+
+if TYPE_CHECKING:
+    from langchain_core.messages import AIMessage, BaseMessage
+
+    from soothe.engine.bus import EventBus
+    from soothe.engine.config import Settings
+    from soothe.engine.llm.hub import ModelHub
+
+ELIDED_HEAD_CHARS = 200
+
+
+class StepOutcome(BaseModel):
+    ok: bool
+    answer: str
+    tool_outcomes: list[ToolOutcome] = Field(default_factory=list)
+    model_calls: int = 0
+    error: str | None = None
+
+
+def pending_calls(message: AIMessage) -> list[dict[str, Any]]:
+    """Valid and invalid tool calls alike, as ``{"name", "args", "id"}``.
+
+    Invalid ones (bad JSON, unknown tool) still run through ``run_tool_call`` so the
+    model gets a message saying what was wrong, and the screen sees the attempt.
+    """
+    calls: list[dict[str, Any]] = []
+    for i, tc in enumerate(message.tool_calls):
+        calls.append({"name": tc["name"], "args": tc["args"], "id": tc.get("id") or f"tc{i}"})
+    for i, tc in enumerate(message.invalid_tool_calls):
+        calls.append(
+            {
+                "name": tc.get("name") or "",
+                "args": tc.get("args"),
+                "id": tc.get("id") or f"itc{i}",
+            }
+        )
+    return calls
+
+
+def compact_tool_history(messages: list[BaseMessage], limit: int) -> None:
+    """Shorten the oldest tool results (in place) until all of them fit in ``limit``."""
+    from langchain_core.messages import ToolMessage
+
+    tool_msgs = [m for m in messages if isinstance(m, ToolMessage)]
+    total = sum(len(str(m.content)) for m in tool_msgs)
+    for msg in tool_msgs[:-1]:
+        if total <= limit:
+            return
+        text = str(msg.content)
+        if len(text) <= ELIDED_HEAD_CHARS * 2:
+            continue
+        short = (
+            text[:ELIDED_HEAD_CHARS]
+            + f"\n… [older output elided: {len(text)} chars; call the tool again if needed]"
+        )
+        total -= len(text) - len(short)
+        msg.content = short
+
+
+class CoreAgent:
+    def __init__(
+        self,
+        hub: ModelHub,
+        tool_ctx_factory: Callable[[dict[str, Any]], ToolContext],
+        settings: Settings,
+        bus: EventBus,
+    ) -> None:
+        self.hub = hub
+        self.tool_ctx_factory = tool_ctx_factory
+        self.settings = settings
+        self.bus = bus
+
+    async def run_step(
+        self,
+        *,
+        goal: str,
+        step_id: str,
+        description: str,
+        expected_output: str,
+        context_text: str,
+        evidence_text: str,
+        ids: dict[str, Any],
+    ) -> StepOutcome:
+        from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+        ids = {**ids, "step_id": ids.get("step_id") or step_id}
+        ctx = self.tool_ctx_factory(ids)
+        fields = event_ids(ids)
+        budget = self.settings.loop.step_tool_budget
+        history_limit = max(8000, 4 * ctx.max_output_chars)
+        messages: list[BaseMessage] = [
+            SystemMessage(content=system_prompt(ctx.workspace, budget)),
+            HumanMessage(
+                content=step_prompt(
+                    goal=goal,
+                    step_id=step_id,
+                    description=description,
+                    expected_output=expected_output,
+                    context_text=context_text,
+                    evidence_text=evidence_text,
+                )
+            ),
+        ]
+        specs = tool_specs()
+        outcomes: list[ToolOutcome] = []
+        model_calls = 0
+        used = 0
+
+        def on_token(text: str) -> None:
+            self.bus.publish(StepToken(text=text, **fields))
+
+        while True:
+            final = used >= budget
+            if final:
+                messages.append(HumanMessage(content=BUDGET_SPENT.format(budget=budget)))
+            compact_tool_history(messages, history_limit)
+            model_calls += 1
+            try:
+                reply = await self.hub.stream_text(
+                    messages, tools=None if final else specs, on_token=on_token, ids=ids
+                )
+            except LLMError as exc:
+                return StepOutcome(
+                    ok=False,
+                    answer="",
+                    tool_outcomes=outcomes,
+                    model_calls=model_calls,
+                    error=str(exc),
+                )
+            calls = pending_calls(reply)
+            if final or not calls:
+                return self._finish(reply.text.strip(), outcomes, model_calls, final)
+            messages.append(
+                AIMessage(
+                    content=reply.content,
+                    tool_calls=[
+                        {
+                            "name": c["name"],
+                            "args": c["args"] if isinstance(c["args"], dict) else {},
+                            "id": c["id"],
+                        }
+                        for c in calls
+                    ],
+                )
+            )
+            for call in calls:
+                if used >= budget:
+                    messages.append(
+                        ToolMessage(
+                            content="not run: the step's tool budget is spent",
+                            tool_call_id=call["id"],
+                            name=call["name"],
+                            status="error",
+                        )
+                    )
+                    continue
+                outcome = await run_tool_call(ctx, call)
+                used += 1
+                outcomes.append(outcome)
+                messages.append(
+                    ToolMessage(
+                        content=outcome.output,
+                        tool_call_id=outcome.call_id,
+                        name=outcome.tool,
+                        status="success" if outcome.ok else "error",
+                    )
+                )
+
+    @staticmethod
+    def _finish(
+        answer: str, outcomes: list[ToolOutcome], model_calls: int, after_budget: bool
+    ) -> StepOutcome:
+        if answer:
+            return StepOutcome(
+                ok=True, answer=answer, tool_outcomes=outcomes, model_calls=model_calls
+            )
+        error = (
+            "the model gave no answer after spending the step's tool budget"
+            if after_budget
+            else "the model returned an empty answer"
+        )
+        return StepOutcome(
+            ok=False, answer="", tool_outcomes=outcomes, model_calls=model_calls, error=error
+        )

@@ -1,0 +1,122 @@
+"""run_shell: one command in the workspace, in its own process group, bounded in time and size.
+
+Output is read as it arrives and only a head and a tail are kept, so a command that prints
+gigabytes costs little memory. A timeout or a cancellation kills the whole process group
+(children included) before returning or re-raising.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+
+_READ_CHUNK = 65536
+_DRAIN_GRACE = 2.0
+
+
+@dataclass
+class ShellResult:
+    exit_code: int | None
+    output: str
+    timed_out: bool
+    dropped_bytes: int
+
+
+class _HeadTail:
+    """Keeps the first ``head`` and last ``tail`` bytes of a stream, counting the rest."""
+
+    def __init__(self, head: int, tail: int) -> None:
+        self.head_cap, self.tail_cap = head, tail
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.head_cap - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            if len(self.tail) > self.tail_cap:
+                del self.tail[: len(self.tail) - self.tail_cap]
+
+    @property
+    def dropped(self) -> int:
+        return self.total - len(self.head) - len(self.tail)
+
+    def text(self) -> str:
+        head = self.head.decode("utf-8", errors="replace")
+        tail = self.tail.decode("utf-8", errors="replace")
+        if self.dropped:
+            return f"{head}\n… [truncated {self.dropped} bytes of output]\n{tail}"
+        return head + tail
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+
+
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    """Wait briefly for a killed process so it does not linger as a zombie."""
+    with contextlib.suppress(TimeoutError, ProcessLookupError):
+        await asyncio.wait_for(asyncio.shield(proc.wait()), 2.0)
+
+
+async def run_command(command: str, cwd: Path, timeout: float, keep_chars: int) -> ShellResult:
+    """Run ``command`` with ``sh -c`` in ``cwd``; stdout and stderr are merged.
+
+    When the command exits, whatever it left running in its process group is killed, so
+    no process outlives the call (one that made its own session escapes this).
+    """
+    half = max(100, keep_chars // 2)
+    buf = _HeadTail(half, half)
+    proc = await asyncio.create_subprocess_shell(
+        command,
+        cwd=str(cwd),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+    async def read_all() -> None:
+        assert proc.stdout is not None
+        while chunk := await proc.stdout.read(_READ_CHUNK):
+            buf.add(chunk)
+
+    reader = asyncio.ensure_future(read_all())
+    timed_out = False
+    try:
+        try:
+            await asyncio.wait_for(proc.wait(), timeout)
+        except TimeoutError:
+            timed_out = True
+        _kill_group(proc)
+        await _reap(proc)
+        # Killing the group closes every writer, so the reader reaches EOF promptly.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(reader), _DRAIN_GRACE)
+    except BaseException:
+        _kill_group(proc)
+        await _reap(proc)
+        raise
+    finally:
+        if not reader.done():
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+    return ShellResult(
+        exit_code=None if timed_out else proc.returncode,
+        output=buf.text(),
+        timed_out=timed_out,
+        dropped_bytes=buf.dropped,
+    )

@@ -1,0 +1,144 @@
+"""The approval gate: ask and granted, denied, approve_always, policies auto and deny."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from soothe.engine.agent.tools import ToolContextFactory, run_tool_call
+from soothe.engine.bus import EventBus
+from soothe.engine.config import Settings
+from soothe.engine.events import ApprovalAnswered, ApprovalRequested, ToolCalled, ToolResult
+from soothe.engine.interact import InteractBroker
+from tests.agent.helpers import IDS, Recorder, approver, call, make_ctx
+
+WRITE = {"path": "out.txt", "content": "hello"}
+
+
+async def test_ask_and_approve_once(ws: Path, bus: EventBus, broker: InteractBroker) -> None:
+    rec = Recorder(bus)
+    ctx = make_ctx(ws, approval="ask", broker=broker, bus=bus)
+    async with approver(bus, broker, "approve_once") as seen:
+        out = await run_tool_call(ctx, call("write_file", WRITE))
+        assert out.ok and (ws / "out.txt").read_text() == "hello"
+        out = await run_tool_call(ctx, call("write_file", {**WRITE, "content": "again"}))
+        assert out.ok
+    assert len(seen) == 2  # approve_once asks each time
+    first = seen[0]
+    assert first.tool == "write_file" and first.path == "out.txt"
+    assert first.args == {"path": "out.txt", "content": "hello"}
+    assert {k: getattr(first, k) for k in IDS} == IDS
+    assert rec.types()[:4] == [
+        "step.tool_call",
+        "approval.requested",
+        "approval.answered",
+        "step.tool_result",
+    ]
+    assert ctx.always_approved == set()
+
+
+async def test_ask_and_deny(ws: Path, bus: EventBus, broker: InteractBroker) -> None:
+    ctx = make_ctx(ws, approval="ask", broker=broker, bus=bus)
+    async with approver(bus, broker, "deny") as seen:
+        out = await run_tool_call(ctx, call("write_file", WRITE))
+        shell = await run_tool_call(ctx, call("run_shell", {"command": "touch ran.txt"}))
+        edit = await run_tool_call(
+            ctx, call("edit_file", {"path": "README.md", "old": "Demo", "new": "X"})
+        )
+    assert [s.tool for s in seen] == ["write_file", "run_shell", "edit_file"]
+    for outcome in (out, shell, edit):
+        assert not outcome.ok
+        assert "the user denied" in outcome.output and "was not run" in outcome.output
+    assert not (ws / "out.txt").exists()
+    assert not (ws / "ran.txt").exists()
+    assert "# Demo" in (ws / "README.md").read_text()
+
+
+async def test_approve_always_is_remembered_per_tool(
+    ws: Path, bus: EventBus, broker: InteractBroker
+) -> None:
+    ctx = make_ctx(ws, approval="ask", broker=broker, bus=bus)
+    async with approver(bus, broker, "approve_always") as seen:
+        for i in range(3):
+            out = await run_tool_call(ctx, call("write_file", {"path": f"f{i}", "content": "x"}))
+            assert out.ok
+        assert len(seen) == 1
+        assert ctx.always_approved == {"write_file"}
+        out = await run_tool_call(ctx, call("run_shell", {"command": "echo hi"}))
+        assert out.ok
+        assert [s.tool for s in seen] == ["write_file", "run_shell"]
+
+
+async def test_approve_always_lasts_for_the_session(
+    ws: Path, bus: EventBus, broker: InteractBroker
+) -> None:
+    settings = Settings()
+    settings.tools.workspace = ws
+    factory = ToolContextFactory(settings, broker=broker, bus=bus)
+    async with approver(bus, broker, "approve_always") as seen:
+        out = await run_tool_call(factory({"step_id": "a"}), call("write_file", WRITE))
+        assert out.ok
+        out = await run_tool_call(factory({"step_id": "b"}), call("write_file", WRITE))
+        assert out.ok
+    assert len(seen) == 1
+    assert factory({}).approval == "ask"
+
+
+async def test_policy_auto_never_asks(ws: Path, bus: EventBus, broker: InteractBroker) -> None:
+    rec = Recorder(bus)
+    ctx = make_ctx(ws, approval="auto", broker=broker, bus=bus)
+    out = await run_tool_call(ctx, call("run_shell", {"command": "echo ok"}))
+    assert out.ok
+    assert not rec.of(ApprovalRequested)
+    assert [type(e) for e in rec.events] == [ToolCalled, ToolResult]
+
+
+async def test_policy_deny_refuses_without_asking(
+    ws: Path, bus: EventBus, broker: InteractBroker
+) -> None:
+    rec = Recorder(bus)
+    ctx = make_ctx(ws, approval="deny", broker=broker, bus=bus)
+    out = await run_tool_call(ctx, call("write_file", WRITE))
+    assert not out.ok and "policy is 'deny'" in out.output
+    assert not (ws / "out.txt").exists()
+    assert not rec.of(ApprovalRequested)
+    read = await run_tool_call(ctx, call("read_file", {"path": "README.md"}))
+    assert read.ok  # read-only tools need no approval
+
+
+async def test_ask_times_out(ws: Path, bus: EventBus, broker: InteractBroker) -> None:
+    rec = Recorder(bus)
+    ctx = make_ctx(ws, approval="ask", broker=broker, bus=bus, approval_timeout=0.05)
+    out = await run_tool_call(ctx, call("run_shell", {"command": "touch ran.txt"}))
+    assert not out.ok and "nobody answered" in out.output
+    assert not (ws / "ran.txt").exists()
+    assert [e.outcome for e in rec.of(ApprovalAnswered)] == ["timeout"]
+
+
+async def test_ask_without_broker_refuses(ws: Path) -> None:
+    out = await run_tool_call(make_ctx(ws, approval="ask"), call("write_file", WRITE))
+    assert not out.ok and "nobody can be asked" in out.output
+
+
+async def test_refused_path_is_not_offered_for_approval(
+    ws: Path, bus: EventBus, broker: InteractBroker
+) -> None:
+    rec = Recorder(bus)
+    ctx = make_ctx(ws, approval="ask", broker=broker, bus=bus)
+    out = await run_tool_call(ctx, call("write_file", {"path": "../x", "content": "x"}))
+    assert not out.ok and "outside the workspace" in out.output
+    out = await run_tool_call(
+        ctx, call("edit_file", {"path": "README.md", "old": "zz", "new": "y"})
+    )
+    assert not out.ok and "not found" in out.output
+    assert not rec.of(ApprovalRequested)
+
+
+async def test_long_content_is_shortened_in_the_request(
+    ws: Path, bus: EventBus, broker: InteractBroker
+) -> None:
+    ctx = make_ctx(ws, approval="ask", broker=broker, bus=bus)
+    async with approver(bus, broker, "approve_once") as seen:
+        out = await run_tool_call(ctx, call("write_file", {"path": "big", "content": "z" * 50_000}))
+    assert out.ok and (ws / "big").stat().st_size == 50_000
+    assert len(seen[0].args["content"]) <= 2000
+    assert "truncated" in seen[0].args["content"]

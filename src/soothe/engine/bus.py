@@ -4,7 +4,8 @@ Topics are ``*`` (everything), ``thread:{id}``, ``loop:{id}`` and ``goal:{id}``;
 goes to every topic it names. Publishing is synchronous and never waits on a subscriber,
 so a stuck screen cannot stall the engine. Each subscription has a soft bound: past it,
 a token delta is merged into the token delta at the tail of the queue when both belong to
-the same step, so text is never lost or reordered; lifecycle events are always queued.
+the same step of the same goal, loop and thread, so text is never lost, reordered or
+misattributed; lifecycle events are always queued.
 """
 
 from __future__ import annotations
@@ -30,6 +31,16 @@ def topics_of(event: EventBase) -> list[str]:
     return topics
 
 
+def _same_stream(a: EventBase, b: EventBase) -> bool:
+    """Step ids repeat across goals and threads ("1", or None), so compare every id."""
+    return (
+        a.step_id == b.step_id
+        and a.goal_id == b.goal_id
+        and a.loop_id == b.loop_id
+        and a.thread_id == b.thread_id
+    )
+
+
 class Subscription:
     """An async iterator over the events of one topic."""
 
@@ -40,6 +51,7 @@ class Subscription:
         self._queue: deque[EventBase] = deque()
         self._wakeup = asyncio.Event()
         self._closed = False
+        self._tail_text: list[str] = []
         self.coalesced = 0
 
     def __len__(self) -> int:
@@ -55,21 +67,34 @@ class Subscription:
         queue = self._queue
         if len(queue) >= self.maxsize and isinstance(event, StepToken) and queue:
             tail = queue[-1]
-            if isinstance(tail, StepToken) and tail.step_id == event.step_id:
-                queue[-1] = tail.model_copy(update={"text": tail.text + event.text})
+            if isinstance(tail, StepToken) and _same_stream(tail, event):
+                # Joined when the tail is read or passed: repeated ``a + b`` would make a
+                # stalled subscriber cost O(text so far) per publish.
+                self._tail_text.append(event.text)
                 self.coalesced += 1
                 return
+        self._seal_tail()
         queue.append(event)
         self._wakeup.set()
+
+    def _seal_tail(self) -> None:
+        if self._tail_text:
+            tail = self._queue[-1]
+            assert isinstance(tail, StepToken)
+            text = tail.text + "".join(self._tail_text)
+            self._queue[-1] = tail.model_copy(update={"text": text})
+            self._tail_text.clear()
 
     def get_nowait(self) -> EventBase | None:
         """The next queued event, or None; lets a UI drain a batch per frame."""
         if self._queue:
+            self._seal_tail()
             return self._queue.popleft()
         return None
 
     def drain(self, limit: int | None = None) -> list[EventBase]:
         out: list[EventBase] = []
+        self._seal_tail()
         while self._queue and (limit is None or len(out) < limit):
             out.append(self._queue.popleft())
         return out
@@ -80,6 +105,7 @@ class Subscription:
                 raise StopAsyncIteration
             self._wakeup.clear()
             await self._wakeup.wait()
+        self._seal_tail()
         return self._queue.popleft()
 
     def __aiter__(self) -> AsyncIterator[EventBase]:

@@ -30,6 +30,13 @@ def xdg_data_home() -> Path:
     return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
 
 
+def default_data_dir() -> Path:
+    """``SOOTHE_DATA_DIR``, else ``$XDG_DATA_HOME/soothe``; like OLLAMA_HOST, a fallback
+    that ``storage.data_dir`` (file, SOOTHE_STORAGE__DATA_DIR, --data-dir) overrides."""
+    env = os.environ.get("SOOTHE_DATA_DIR")
+    return Path(env).expanduser() if env else xdg_data_home() / "soothe"
+
+
 def default_config_path() -> Path:
     env = os.environ.get("SOOTHE_CONFIG")
     return Path(env).expanduser() if env else xdg_config_home() / "soothe" / "config.toml"
@@ -103,7 +110,7 @@ class ProjectionSettings(_Section):
 
 
 class StorageSettings(_Section):
-    data_dir: Path = Field(default_factory=lambda: xdg_data_home() / "soothe")
+    data_dir: Path = Field(default_factory=default_data_dir)
 
     @property
     def db_path(self) -> Path:

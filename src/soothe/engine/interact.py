@@ -93,7 +93,8 @@ class InteractBroker:
         except TimeoutError:
             return self._finish(request, self._closing(request, "timeout"))
         except asyncio.CancelledError:
-            self._finish(request, self._closing(request, "cancelled"))
+            if not future.done():  # else its answer was already published
+                self._finish(request, self._closing(request, "cancelled"))
             raise
         finally:
             self._pending.pop(request.request_id, None)
@@ -103,6 +104,8 @@ class InteractBroker:
         if item is None:
             raise UnknownRequest(request_id)
         request, future = item
+        if future.done():  # answered or cancelled; the asker has not resumed yet
+            raise UnknownRequest(request_id)
         expected = ClarificationResponse if isinstance(request, ClarificationRequest) else None
         expected = expected or ApprovalResponse
         if not isinstance(response, expected):

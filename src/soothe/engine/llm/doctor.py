@@ -1,0 +1,125 @@
+"""``soothe doctor``: can the app work with this config? Prints a short aligned report.
+
+Exit code 0 when usable, 1 when not (with the fix in words).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import TextIO
+
+from soothe.engine.config import Settings, default_config_path
+from soothe.engine.llm.errors import ModelErrorKind
+from soothe.engine.llm.server import ServerStatus, check_server
+
+__all__ = ["doctor_report", "format_report", "run_doctor"]
+
+LABEL_WIDTH = 12
+
+
+def _row(label: str, value: str) -> str:
+    return f"  {label:<{LABEL_WIDTH}} {value}"
+
+
+def _data_dir_state(path: Path) -> tuple[str, bool]:
+    """(description, usable). A missing dir is fine if it can be created."""
+    if path.exists():
+        if not path.is_dir():
+            return "exists but is not a directory", False
+        if os.access(path, os.W_OK | os.X_OK):
+            return "exists, writable", True
+        return "exists, NOT writable", False
+    parent = path
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if os.access(parent, os.W_OK | os.X_OK):
+        return "will be created", True
+    return f"cannot be created ({parent} is not writable)", False
+
+
+def format_report(settings: Settings, status: ServerStatus) -> tuple[int, list[str]]:
+    """The report lines and the exit code for ``status``."""
+    lines = ["soothe doctor"]
+    if settings.config_file is not None:
+        lines.append(_row("config file", str(settings.config_file)))
+    else:
+        lines.append(_row("config file", f"none, using defaults ({default_config_path()})"))
+    data_dir = settings.storage.data_dir.expanduser()
+    dir_state, dir_ok = _data_dir_state(data_dir)
+    lines.append(_row("data dir", f"{data_dir} ({dir_state})"))
+    lines.append(_row("provider", settings.model.provider))
+    problems: list[tuple[str, str]] = []
+    if settings.model.provider == "demo":
+        lines.append(_row("model", "demo model (built in; no server is needed)"))
+    else:
+        lines.append(_row("base URL", status.base_url))
+        if status.reachable:
+            version = f", version {status.version}" if status.version else ""
+            lines.append(_row("server", f"reachable{version}"))
+        else:
+            lines.append(_row("server", "NOT reachable"))
+        if status.models or status.kind == ModelErrorKind.model_not_found:
+            shown = ", ".join(status.models[:10]) if status.models else "none"
+            more = f" (+{len(status.models) - 10} more)" if len(status.models) > 10 else ""
+            lines.append(_row("models", shown + more))
+        lines.append(_row("model", f"{status.model} ({_presence(status.model_present)})"))
+        if status.fast_model:
+            presence = _presence(status.fast_model_present)
+            lines.append(_row("fast model", f"{status.fast_model} ({presence})"))
+        if status.tools is not None:
+            lines.append(_row("tool calls", "supported" if status.tools else "NOT supported"))
+        if status.error:
+            problems.append((status.error, status.fix or ""))
+    if not dir_ok:
+        problems.append(
+            (f"data dir {data_dir} {dir_state}", "set storage.data_dir to a writable directory")
+        )
+    if problems:
+        for problem, fix in problems:
+            lines.append(f"problem: {problem}")
+            if fix:
+                lines.append(f"fix:     {fix}")
+        return 1, lines
+    who = "the demo model" if settings.model.provider == "demo" else status.model
+    lines.append(f"ok: soothe can run with {who}")
+    return 0, lines
+
+
+def _presence(present: bool | None) -> str:
+    if present is None:
+        return "unknown"
+    return "present" if present else "MISSING"
+
+
+async def doctor_report(settings: Settings) -> tuple[int, list[str]]:
+    status = await check_server(settings.model)
+    return format_report(settings, status)
+
+
+def run_doctor(settings: Settings, out: TextIO | None = None) -> int:
+    """Print the report; return 0 when the app can work, 1 otherwise.
+
+    Safe to call from inside a running event loop (the check then runs on a thread).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        code, lines = asyncio.run(doctor_report(settings))
+    else:
+        box: list[tuple[int, list[str]]] = []
+        worker = threading.Thread(
+            target=lambda: box.append(asyncio.run(doctor_report(settings))), daemon=True
+        )
+        worker.start()
+        worker.join()
+        if not box:
+            raise RuntimeError("soothe doctor: the server check failed unexpectedly")
+        code, lines = box[0]
+    stream = out if out is not None else sys.stdout
+    stream.write("\n".join(lines) + "\n")
+    stream.flush()
+    return code

@@ -1,0 +1,251 @@
+"""Model errors mapped to a few kinds, each with a one-line message that says the fix.
+
+``map_error`` recognises what the clients really raise: ``httpx`` errors on the Ollama
+streaming path, ``ConnectionError`` elsewhere, ``ollama.ResponseError`` (status -1 for an
+error line after streaming began), the ``openai`` SDK errors and LangChain's
+``ModelError`` family. Provider modules are looked up in ``sys.modules`` only: if a
+module was never imported, none of its exceptions can be in flight.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+
+__all__ = ["LLMError", "ModelErrorKind", "map_error"]
+
+
+class ModelErrorKind(StrEnum):
+    unreachable = "unreachable"
+    model_not_found = "model_not_found"
+    no_tool_support = "no_tool_support"
+    timeout = "timeout"
+    mid_stream = "mid_stream"
+    overloaded = "overloaded"
+    bad_credentials = "bad_credentials"
+    bad_request = "bad_request"
+    unknown = "unknown"
+
+
+_RETRYABLE = {ModelErrorKind.overloaded, ModelErrorKind.mid_stream}
+
+
+class LLMError(Exception):
+    """A failed model call. ``str()`` is ``message``: one line, human, with the fix."""
+
+    def __init__(
+        self,
+        kind: ModelErrorKind,
+        message: str,
+        *,
+        retryable: bool | None = None,
+        status: int | None = None,
+    ) -> None:
+        message = " ".join(message.split())
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.retryable = kind in _RETRYABLE if retryable is None else retryable
+        self.status = status
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        return f"LLMError({self.kind.value}, {self.message!r})"
+
+
+def _one_line(text: object, limit: int = 160) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _mod(name: str) -> object | None:
+    return sys.modules.get(name)
+
+
+def _isinstance(exc: BaseException, module: str, *names: str) -> bool:
+    mod = _mod(module)
+    if mod is None:
+        return False
+    classes = tuple(c for n in names if isinstance(c := getattr(mod, n, None), type))
+    return bool(classes) and isinstance(exc, classes)
+
+
+def _server(provider: str) -> str:
+    return "Ollama" if provider == "ollama" else "the model server"
+
+
+def _unreachable(provider: str, base_url: str) -> LLMError:
+    fix = "start it with: ollama serve" if provider == "ollama" else "check model.base_url"
+    return LLMError(
+        ModelErrorKind.unreachable, f"cannot reach {_server(provider)} at {base_url} ({fix})"
+    )
+
+
+def _not_found(provider: str, base_url: str, model: str) -> LLMError:
+    if provider == "ollama":
+        text = (
+            f"model '{model}' is not installed in Ollama at {base_url} (run: ollama pull {model})"
+        )
+    else:
+        text = (
+            f"model '{model}' was not found at {base_url} "
+            "(check model.name, and that base_url ends in /v1)"
+        )
+    return LLMError(ModelErrorKind.model_not_found, text, status=404)
+
+
+def _no_tools(model: str) -> LLMError:
+    return LLMError(
+        ModelErrorKind.no_tool_support,
+        f"model '{model}' does not support tool calls "
+        "(choose a tool-capable model, e.g. qwen2.5:7b or llama3.1:8b)",
+        status=400,
+    )
+
+
+def _timeout(model: str, timeout: float | None) -> LLMError:
+    within = f" within {timeout:g}s" if timeout else " in time"
+    return LLMError(
+        ModelErrorKind.timeout,
+        f"model '{model}' did not answer{within} (raise model.timeout or use a smaller model)",
+    )
+
+
+def _by_status(status: int, detail: str, *, provider: str, base_url: str, model: str) -> LLMError:
+    low = detail.lower()
+    if "does not support tools" in low or "tool use is not supported" in low:
+        return _no_tools(model)
+    if status == 404 or ("model" in low and "not found" in low):
+        return _not_found(provider, base_url, model)
+    if status in (401, 403):
+        return LLMError(
+            ModelErrorKind.bad_credentials,
+            f"{_server(provider)} at {base_url} rejected the API key "
+            "(set model.api_key or OPENAI_API_KEY)",
+            status=status,
+        )
+    if status in (429, 502, 503, 504) or "overloaded" in low or "server busy" in low:
+        return LLMError(
+            ModelErrorKind.overloaded,
+            f"{_server(provider)} at {base_url} is busy (HTTP {status}): {_one_line(detail)}; "
+            "try again shortly",
+            status=status,
+        )
+    if 400 <= status < 500:
+        return LLMError(
+            ModelErrorKind.bad_request,
+            f"{_server(provider)} rejected the request (HTTP {status}): {_one_line(detail)}",
+            status=status,
+        )
+    return LLMError(
+        ModelErrorKind.unknown,
+        f"{_server(provider)} failed (HTTP {status}): {_one_line(detail)}",
+        status=status,
+    )
+
+
+def map_error(
+    exc: BaseException,
+    *,
+    provider: str,
+    base_url: str,
+    model: str,
+    timeout: float | None = None,
+) -> LLMError:
+    """Turn whatever a model client raised into an ``LLMError``."""
+    if isinstance(exc, LLMError):
+        return exc
+    kw = {"provider": provider, "base_url": base_url, "model": model}
+
+    # --- Ollama client -------------------------------------------------------------
+    if _isinstance(exc, "ollama", "ResponseError"):
+        status = int(getattr(exc, "status_code", -1))
+        detail = str(getattr(exc, "error", exc))
+        if status == -1:
+            low = detail.lower()
+            if "does not support tools" in low:
+                return _no_tools(model)
+            if "not found" in low and "model" in low:
+                return _not_found(provider, base_url, model)
+            return LLMError(
+                ModelErrorKind.mid_stream,
+                f"model '{model}' failed while answering: {_one_line(detail)}",
+            )
+        return _by_status(status, detail, **kw)
+
+    # --- OpenAI SDK / LangChain ModelError (timeouts before connection errors) -----
+    if _isinstance(exc, "openai", "APITimeoutError") or _isinstance(
+        exc, "langchain_core.exceptions", "ModelTimeoutError"
+    ):
+        return _timeout(model, timeout)
+    if _isinstance(exc, "openai", "APIConnectionError") or _isinstance(
+        exc, "langchain_core.exceptions", "ModelConnectionError"
+    ):
+        cause = exc.__cause__ or exc.__context__
+        if cause is not None and _is_dropped(cause):
+            return _dropped(model)
+        return _unreachable(provider, base_url)
+    if _isinstance(exc, "openai", "LengthFinishReasonError"):
+        return LLMError(
+            ModelErrorKind.mid_stream,
+            f"model '{model}' stopped at its token limit before finishing",
+            retryable=False,
+        )
+    if _isinstance(exc, "openai", "APIStatusError"):
+        body = getattr(exc, "body", None)
+        detail = getattr(exc, "message", "") or str(exc)
+        if isinstance(body, dict) and isinstance(body.get("message"), str):
+            detail = body["message"]
+        return _by_status(int(getattr(exc, "status_code", 0)), detail, **kw)
+    if _isinstance(exc, "openai", "APIError"):  # an error event inside the SSE stream
+        return LLMError(
+            ModelErrorKind.mid_stream,
+            f"model '{model}' failed while answering: {_one_line(getattr(exc, 'message', exc))}",
+        )
+    if _isinstance(exc, "langchain_core.exceptions", "ModelAuthenticationError"):
+        return _by_status(401, str(exc), **kw)
+    if _isinstance(exc, "langchain_core.exceptions", "ModelNotFoundError"):
+        return _not_found(provider, base_url, model)
+    if _isinstance(exc, "langchain_core.exceptions", "ModelRateLimitError", "ModelAPIError"):
+        return _by_status(503, str(exc), **kw)
+
+    # --- httpx and plain sockets -----------------------------------------------------
+    if _isinstance(exc, "httpx", "ConnectTimeout"):
+        return _unreachable(provider, base_url)
+    if _isinstance(exc, "httpx", "TimeoutException") or isinstance(exc, TimeoutError):
+        return _timeout(model, timeout)
+    if _isinstance(exc, "httpx", "ConnectError") or isinstance(exc, ConnectionRefusedError):
+        return _unreachable(provider, base_url)
+    if _is_dropped(exc):
+        return _dropped(model)
+    if isinstance(exc, ConnectionError):  # the ollama client's non-streaming path
+        return _unreachable(provider, base_url)
+    if _isinstance(exc, "httpx", "HTTPStatusError"):
+        response = getattr(exc, "response", None)
+        status = getattr(response, "status_code", 0)
+        return _by_status(int(status), _one_line(getattr(response, "text", exc)), **kw)
+    if _isinstance(exc, "json", "JSONDecodeError"):
+        return LLMError(
+            ModelErrorKind.mid_stream,
+            f"{_server(provider)} sent a malformed reply: {_one_line(exc)}",
+        )
+    return LLMError(
+        ModelErrorKind.unknown,
+        f"model call failed: {type(exc).__name__}: {_one_line(exc)}",
+        retryable=False,
+    )
+
+
+def _is_dropped(exc: BaseException) -> bool:
+    return _isinstance(exc, "httpx", "RemoteProtocolError", "ReadError") or isinstance(
+        exc, ConnectionResetError | BrokenPipeError
+    )
+
+
+def _dropped(model: str) -> LLMError:
+    return LLMError(
+        ModelErrorKind.mid_stream,
+        f"the connection dropped while model '{model}' was answering",
+    )

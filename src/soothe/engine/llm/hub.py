@@ -1,0 +1,380 @@
+"""ModelHub: the one door to the model for the loop, the agent and the classifier.
+
+Built once per session from ModelSettings. It builds chat models lazily per role,
+streams with usage accounting (a ``Usage`` event per call), maps every client error to
+``LLMError``, retries with backoff only where a retry can help (busy server, dropped
+stream before any token was shown), and runs structured calls through native schema
+mode -> strict parse -> local repair -> re-ask with the validation errors -> a typed
+failure. Imported lazily: it pulls in LangChain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+)
+from langchain_core.messages.utils import message_chunk_to_message
+from pydantic import BaseModel
+
+from soothe.engine.config import ModelSettings
+from soothe.engine.events import Usage
+from soothe.engine.llm.errors import LLMError, map_error
+from soothe.engine.llm.factory import Role, build_chat_model, model_name_for
+from soothe.engine.llm.schema import bounded_json_schema
+from soothe.engine.llm.structured import (
+    StructuredResult,
+    echo_text,
+    feedback_text,
+    parse_structured,
+    schema_hint,
+)
+from soothe.engine.llm.toolcalls import normalize_tool_calls
+from soothe.engine.llm.usage import EventIds, UsageCounts, UsageTotals
+
+if TYPE_CHECKING:
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.runnables import Runnable
+
+    from soothe.engine.bus import EventBus
+
+__all__ = ["IdsLike", "ModelHub", "coerce_ids", "prompt_chars"]
+
+T = TypeVar("T", bound=BaseModel)
+IdsLike = EventIds | Mapping[str, Any] | None
+
+
+def coerce_ids(ids: Any) -> EventIds | None:
+    """Accept EventIds, a dict with thread_id/loop_id/goal_id/step_id, or an object."""
+    if ids is None or isinstance(ids, EventIds):
+        return ids
+    get = ids.get if isinstance(ids, Mapping) else (lambda k, d=None: getattr(ids, k, d))
+    return EventIds(
+        thread_id=get("thread_id", "") or "",
+        loop_id=get("loop_id", None),
+        goal_id=get("goal_id", None),
+        step_id=get("step_id", None),
+    )
+
+
+def prompt_chars(messages: Sequence[BaseMessage]) -> int:
+    """Characters of the text content and tool-call arguments of ``messages``."""
+    n = 0
+    for message in messages:
+        n += len(message.text)
+        for tc in getattr(message, "tool_calls", None) or []:
+            n += len(tc["name"]) + len(str(tc["args"]))
+    return n
+
+
+def finish_reason(message: BaseMessage) -> str | None:
+    meta = message.response_metadata or {}
+    reason = meta.get("done_reason") or meta.get("finish_reason")
+    return str(reason) if reason else None
+
+
+class ModelHub:
+    """Chat models per role, with streaming, structured output and usage accounting."""
+
+    transport_retries: int = 2
+    """Extra tries after a retryable transport error (busy server, dropped stream)."""
+    backoff_s: float = 0.5
+    """First backoff; doubled on each retry, with up to 25% jitter."""
+
+    def __init__(
+        self,
+        settings: ModelSettings,
+        bus: EventBus | None = None,
+        *,
+        models: Mapping[str, BaseChatModel] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.bus = bus
+        self.usage = UsageTotals()
+        self.structured_retries = settings.structured_retries
+        self._injected = models is not None
+        self._models: dict[str, BaseChatModel] = dict(models or {})
+
+    # --- models ----------------------------------------------------------------------------
+
+    @property
+    def provider(self) -> str:
+        return self.settings.provider
+
+    @property
+    def base_url(self) -> str:
+        return "" if self.provider == "demo" else self.settings.resolved_base_url()
+
+    @property
+    def display_name(self) -> str:
+        return self.settings.display_name
+
+    def model_name(self, role: Role = "default") -> str:
+        if self.provider == "demo":
+            return self.display_name
+        return model_name_for(self.settings, role)
+
+    def _key(self, role: Role) -> str:
+        if role == "fast":
+            if self._injected:
+                return "fast" if "fast" in self._models else "default"
+            if self.settings.fast_name and self.settings.fast_name != self.settings.name:
+                return "fast"
+        return "default"
+
+    def chat_model(self, role: Literal["default", "fast"] = "default") -> BaseChatModel:
+        """The chat model for ``role`` (built on first use, then cached)."""
+        key = self._key(role)
+        model = self._models.get(key)
+        if model is None:
+            model = build_chat_model(self.settings, "fast" if key == "fast" else "default")
+            self._models[key] = model
+        return model
+
+    async def aclose(self) -> None:
+        """Close the HTTP clients of the Ollama models built here."""
+        for model in self._models.values():
+            client = getattr(model, "_async_client", None)
+            inner = getattr(client, "_client", None)
+            if inner is not None and hasattr(inner, "aclose"):
+                with contextlib.suppress(Exception):
+                    await inner.aclose()
+
+    # --- calls -----------------------------------------------------------------------------
+
+    async def stream_text(
+        self,
+        messages: list[BaseMessage],
+        *,
+        role: Literal["default", "fast"] = "default",
+        tools: list[Any] | None = None,
+        on_token: Callable[[str], None] | None = None,
+        ids: IdsLike = None,
+    ) -> AIMessage:
+        """Stream a reply, calling ``on_token`` per text piece; return the whole message.
+
+        Tool calls on the result are parsed dicts checked against ``tools``; calls that
+        cannot run are in ``invalid_tool_calls``. Raises ``LLMError`` on failure.
+        """
+        model = self.chat_model(role)
+        runnable: Runnable[Any, Any] = model.bind_tools(tools) if tools else model
+        reply = await self._call(runnable, messages, role=role, ids=ids, on_token=on_token)
+        return normalize_tool_calls(reply, tools)
+
+    async def structured(
+        self,
+        messages: list[BaseMessage],
+        schema: type[T],
+        *,
+        role: Literal["default", "fast"] = "default",
+        ids: IdsLike = None,
+        retries: int | None = None,
+        hint: bool = True,
+    ) -> StructuredResult[T]:
+        """Ask for one ``schema`` object. Bad model output never raises: the result then
+        has ``value=None`` and a one-line ``error``. Transport failures raise LLMError.
+
+        ``hint`` adds the compact schema to the system prompt (small models fill the
+        fields better when they can read them); ``retries`` overrides the re-ask count.
+        """
+        json_schema = bounded_json_schema(schema)
+        model = self.chat_model(role)
+        runnable = self._bind_schema(model, schema.__name__, json_schema)
+        convo = with_system_note(messages, schema_hint(json_schema)) if hint else list(messages)
+        retries = self.structured_retries if retries is None else retries
+        attempts = 0
+        raw = ""
+        outcome = None
+        for _ in range(retries + 1):
+            attempts += 1
+            reply = await self._call(runnable, convo, role=role, ids=ids, on_token=None)
+            raw = reply.text
+            truncated = finish_reason(reply) == "length"
+            outcome = parse_structured(raw, schema, truncated=truncated)
+            if outcome.value is not None:
+                return StructuredResult(
+                    value=outcome.value,
+                    attempts=attempts,
+                    raw=raw,
+                    repaired=outcome.repaired,
+                    truncated=truncated,
+                )
+            convo = [
+                *convo,
+                AIMessage(content=echo_text(raw)),
+                HumanMessage(content=feedback_text(outcome, schema.__name__)),
+            ]
+        assert outcome is not None
+        error = f"no valid {schema.__name__} from the model after {attempts} attempt(s): "
+        error += "; ".join(outcome.problems)
+        return StructuredResult(
+            value=None,
+            attempts=attempts,
+            error=" ".join(error.split())[:300],
+            raw=raw,
+            repaired=outcome.repaired,
+            truncated=outcome.truncated,
+            problems=list(outcome.problems),
+        )
+
+    def _bind_schema(
+        self, model: BaseChatModel, name: str, json_schema: dict[str, Any]
+    ) -> Runnable[Any, Any]:
+        """The provider's native schema mode, leaving the raw text for a strict parse.
+
+        OpenAI: ``response_format`` json_schema goes through ``extra_body`` so the client
+        streams plain text (binding it directly routes through the SDK's lenient parse
+        helper, which raises on a cut-off reply and hides the raw text). ``strict`` is
+        off: strict mode rejects ``maxLength``, and most compatible servers ignore it.
+        Ollama and the scripted/demo model: ``format`` with the schema.
+        """
+        if model._llm_type.startswith("openai"):
+            safe = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)[:64]
+            response_format = {
+                "type": "json_schema",
+                "json_schema": {"name": safe or "result", "schema": json_schema, "strict": False},
+            }
+            return model.bind(extra_body={"response_format": response_format})
+        return model.bind(format=json_schema)
+
+    async def _call(
+        self,
+        runnable: Runnable[Any, Any],
+        messages: list[BaseMessage],
+        *,
+        role: Role,
+        ids: IdsLike,
+        on_token: Callable[[str], None] | None,
+    ) -> AIMessage:
+        event_ids = coerce_ids(ids)
+        chars = prompt_chars(messages)
+        retry = 0
+        while True:
+            started = time.monotonic()
+            total: AIMessageChunk | None = None
+            emitted = False
+            try:
+                async with contextlib.aclosing(runnable.astream(messages)) as stream:
+                    async for chunk in stream:
+                        total = chunk if total is None else total + chunk
+                        if on_token is not None and (piece := chunk.text):
+                            emitted = True
+                            on_token(piece)
+            except asyncio.CancelledError:
+                self._account(role, event_ids, total, chars, time.monotonic() - started)
+                raise
+            except Exception as exc:
+                self._account(role, event_ids, total, chars, time.monotonic() - started)
+                err = self._map(exc, role)
+                if err.retryable and not emitted and retry < self.transport_retries:
+                    delay = self.backoff_s * (2**retry) * (1 + random.random() / 4)
+                    retry += 1
+                    await asyncio.sleep(delay)
+                    continue
+                raise err from exc
+            self._account(role, event_ids, total, chars, time.monotonic() - started)
+            return finish_message(total)
+
+    def _map(self, exc: BaseException, role: Role) -> LLMError:
+        return map_error(
+            exc,
+            provider=self.provider,
+            base_url=self.base_url,
+            model=self.model_name(role),
+            timeout=self.settings.timeout,
+        )
+
+    def _account(
+        self,
+        role: Role,
+        ids: EventIds | None,
+        total: AIMessageChunk | None,
+        chars: int,
+        duration: float,
+    ) -> None:
+        usage = total.usage_metadata if total is not None else None
+        counts = UsageCounts(
+            calls=1,
+            input_tokens=int(usage["input_tokens"]) if usage else 0,
+            output_tokens=int(usage["output_tokens"]) if usage else 0,
+            duration_s=duration,
+            prompt_chars=chars,
+        )
+        self.usage.record(counts, ids, role)
+        if self.bus is not None:
+            fields = ids.as_event_fields() if ids is not None else {}
+            self.bus.publish(
+                Usage(
+                    model=self.model_name(role),
+                    role=role,
+                    input_tokens=counts.input_tokens,
+                    output_tokens=counts.output_tokens,
+                    duration_s=round(duration, 6),
+                    prompt_chars=chars,
+                    **fields,
+                )
+            )
+
+
+def finish_message(total: AIMessageChunk | None) -> AIMessage:
+    """The aggregated reply as an AIMessage, tool-call arguments parsed strictly.
+
+    LangChain parses streamed argument pieces leniently: ``{"path": "a.tx`` becomes
+    ``{"path": "a.tx"}``. A call whose arguments are not complete JSON is moved to
+    ``invalid_tool_calls`` instead of running with half its arguments.
+    """
+    if total is None:
+        return AIMessage(content="")
+    message = message_chunk_to_message(total)
+    assert isinstance(message, AIMessage)
+    broken: dict[str, tuple[str, str]] = {}  # call id -> (raw arguments, parse error)
+    for chunk in total.tool_call_chunks:
+        raw = chunk.get("args") or ""
+        if not raw.strip() or not chunk.get("id"):
+            continue
+        try:
+            json.loads(raw)
+        except json.JSONDecodeError as exc:
+            broken[str(chunk["id"])] = (raw[:2000], exc.msg)
+    if not broken:
+        return message
+    from langchain_core.messages.tool import invalid_tool_call
+
+    keep = []
+    invalid = list(message.invalid_tool_calls)
+    for tc in message.tool_calls:
+        entry = broken.get(str(tc.get("id")))
+        if entry is None:
+            keep.append(tc)
+            continue
+        raw, reason = entry
+        invalid.append(
+            invalid_tool_call(
+                name=tc["name"],
+                args=raw,
+                id=tc.get("id"),
+                error=f"the arguments are not complete JSON ({reason})",
+            )
+        )
+    return message.model_copy(update={"tool_calls": keep, "invalid_tool_calls": invalid})
+
+
+def with_system_note(messages: Sequence[BaseMessage], note: str) -> list[BaseMessage]:
+    """``messages`` with ``note`` appended to the leading system message (or as one)."""
+    out = list(messages)
+    if out and isinstance(out[0], SystemMessage) and isinstance(out[0].content, str):
+        out[0] = SystemMessage(content=f"{out[0].content}\n\n{note}")
+    else:
+        out.insert(0, SystemMessage(content=note))
+    return out

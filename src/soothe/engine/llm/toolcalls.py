@@ -1,0 +1,131 @@
+"""Tool calls checked against the tools that were offered, before anything runs them.
+
+Models (and ChatOllama's own band-aid) get argument types wrong in two ways: a JSON
+string where the tool wants an object or list, and an object where the tool wants a
+string (ChatOllama parses any argument string that looks like JSON, so file content
+``'{"a": 1}'`` arrives as a dict). Both are put back to the declared type. A call to a
+tool that was not offered, or with arguments that are not an object, moves to
+``invalid_tool_calls`` with the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langchain_core.messages import AIMessage
+
+__all__ = ["coerce_args", "normalize_tool_calls", "tool_parameters"]
+
+
+def tool_parameters(tools: Sequence[Any]) -> dict[str, dict[str, Any]]:
+    """Tool name -> JSON schema of its parameters."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    out: dict[str, dict[str, Any]] = {}
+    for tool in tools:
+        spec = convert_to_openai_tool(tool)
+        fn = spec.get("function", {})
+        out[fn.get("name", "")] = fn.get("parameters") or {}
+    return out
+
+
+def _types(node: dict[str, Any]) -> set[str]:
+    kinds: set[str] = set()
+    kind = node.get("type")
+    if isinstance(kind, str):
+        kinds.add(kind)
+    elif isinstance(kind, list):
+        kinds.update(k for k in kind if isinstance(k, str))
+    for key in ("anyOf", "oneOf"):
+        for option in node.get(key, []):
+            if isinstance(option, dict):
+                kinds |= _types(option)
+    return kinds
+
+
+def _coerce(value: Any, node: dict[str, Any]) -> Any:
+    kinds = _types(node) - {"null"}
+    if not kinds:
+        return value
+    if isinstance(value, dict | list) and kinds == {"string"}:
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str) and kinds & {"object", "array"} and "string" not in kinds:
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return value
+        if (isinstance(parsed, dict) and "object" in kinds) or (
+            isinstance(parsed, list) and "array" in kinds
+        ):
+            return parsed
+        return value
+    if isinstance(value, str) and kinds <= {"integer", "number"}:
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return value
+        if "integer" in kinds and number.is_integer():
+            return int(number)
+        return number if "number" in kinds else value
+    if isinstance(value, str) and kinds == {"boolean"} and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    if isinstance(value, dict) and "object" in kinds and "properties" in node:
+        return coerce_args(value, node)
+    return value
+
+
+def coerce_args(args: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+    """``args`` with each value put back to the type its parameter declares."""
+    props = parameters.get("properties") or {}
+    return {
+        key: _coerce(value, props[key]) if isinstance(props.get(key), dict) else value
+        for key, value in args.items()
+    }
+
+
+def normalize_tool_calls(message: AIMessage, tools: Sequence[Any] | None) -> AIMessage:
+    """A copy of ``message`` whose ``tool_calls`` are parsed dicts fit for the tools."""
+    from langchain_core.messages.tool import invalid_tool_call, tool_call
+
+    if not message.tool_calls and not message.invalid_tool_calls:
+        return message
+    params = tool_parameters(tools) if tools else None
+    good = []
+    bad = list(message.invalid_tool_calls)
+    for tc in message.tool_calls:
+        call_id = tc.get("id") or f"call_{uuid.uuid4().hex[:12]}"
+        name = tc.get("name") or ""
+        args: Any = tc.get("args")
+        if isinstance(args, str):
+            with contextlib.suppress(ValueError):
+                args = json.loads(args)
+        if not isinstance(args, dict):
+            bad.append(
+                invalid_tool_call(
+                    name=name,
+                    args=json.dumps(args, default=str),
+                    id=call_id,
+                    error="the arguments are not a JSON object",
+                )
+            )
+            continue
+        if params is not None and name not in params:
+            offered = ", ".join(sorted(params)) or "none"
+            bad.append(
+                invalid_tool_call(
+                    name=name,
+                    args=json.dumps(args, default=str),
+                    id=call_id,
+                    error=f"unknown tool '{name}' (offered: {offered})",
+                )
+            )
+            continue
+        if params is not None:
+            args = coerce_args(args, params[name])
+        good.append(tool_call(name=name, args=args, id=call_id))
+    return message.model_copy(update={"tool_calls": good, "invalid_tool_calls": bad})

@@ -1,0 +1,122 @@
+"""The demo provider: a full model round trip with no server at all."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import pytest
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from soothe.engine.bus import EventBus
+from soothe.engine.config import ModelSettings
+from soothe.engine.events import Usage
+from soothe.engine.llm.demo import (
+    build_demo_model,
+    instance_from_schema,
+    register_demo_responder,
+    unregister_demo_responder,
+)
+from soothe.engine.llm.factory import build_chat_model
+from soothe.engine.llm.hub import ModelHub
+from soothe.engine.llm.schema import bounded_json_schema
+from soothe.engine.llm.scripted import ScriptedChatModel
+
+Short = Annotated[str, Field(max_length=16)]
+
+
+class Step(BaseModel):
+    id: str = Field(max_length=8, min_length=2)
+    description: str = Field(max_length=5)
+    kind: Literal["action", "ask_user"]
+    dependencies: list[Short] = Field(default_factory=list, max_length=4)
+
+
+class Plan(BaseModel):
+    steps: list[Step] = Field(min_length=2, max_length=5)
+    execution_mode: Literal["parallel", "dependency"] = "dependency"
+    confidence: float = Field(ge=0.5, le=0.9)
+    priority: int = Field(gt=10, lt=20)
+    done: bool
+    note: str | None = Field(None, max_length=30)
+    weights: dict[str, int] = Field(default_factory=dict, max_length=2)
+
+
+class Tiny(BaseModel):
+    code: str = Field(min_length=12, max_length=12)
+    count: int = Field(ge=-5, le=-3)
+
+
+@pytest.fixture
+def demo_hub() -> ModelHub:
+    return ModelHub(ModelSettings(provider="demo"), EventBus())
+
+
+def test_factory_builds_the_demo_model_without_a_server() -> None:
+    model = build_chat_model(ModelSettings(provider="demo"))
+    assert isinstance(model, ScriptedChatModel)
+    assert model.model_name == "demo model"
+
+
+async def test_demo_streams_a_labelled_answer(demo_hub: ModelHub) -> None:
+    assert demo_hub.display_name == "demo model"
+    sub = demo_hub.bus.subscribe()  # type: ignore[union-attr]
+    pieces: list[str] = []
+    reply = await demo_hub.stream_text(
+        [SystemMessage(content="be brief"), HumanMessage(content="What is 2+2?")],
+        on_token=pieces.append,
+        ids={"thread_id": "t1"},
+    )
+    assert len(pieces) > 3
+    assert "".join(pieces) == reply.text
+    assert "demo model" in reply.text
+    assert "What is 2+2?" in reply.text
+    events = [e for e in sub.drain() if isinstance(e, Usage)]
+    assert len(events) == 1
+    assert events[0].model == "demo model"
+    assert events[0].thread_id == "t1"
+    assert events[0].output_tokens > 0
+
+
+@pytest.mark.parametrize("schema", [Plan, Step, Tiny])
+async def test_demo_produces_a_valid_object_for_any_bounded_schema(
+    demo_hub: ModelHub, schema: type[BaseModel]
+) -> None:
+    result = await demo_hub.structured([HumanMessage(content="plan it")], schema)
+    assert result.error is None
+    assert isinstance(result.value, schema)
+    assert result.attempts == 1
+    assert not result.repaired
+
+
+def test_instance_builder_honours_bounds() -> None:
+    plan = Plan.model_validate(instance_from_schema(bounded_json_schema(Plan)))
+    assert len(plan.steps) == 2
+    assert 10 < plan.priority < 20
+    assert 0.5 <= plan.confidence <= 0.9
+    # Raw pydantic schemas with $defs/$ref resolve too.
+    assert Plan.model_validate(instance_from_schema(Plan.model_json_schema()))
+
+
+async def test_registered_handler_answers_its_schema(demo_hub: ModelHub) -> None:
+    seen: list[str] = []
+
+    def handler(messages: list[BaseMessage], schema: dict) -> dict:
+        seen.append(schema["title"])
+        return {"code": "ABCDEFGHIJKL", "count": -4}
+
+    register_demo_responder("Tiny", handler)
+    try:
+        result = await demo_hub.structured([HumanMessage(content="x")], Tiny)
+    finally:
+        unregister_demo_responder("Tiny")
+    assert result.value == Tiny(code="ABCDEFGHIJKL", count=-4)
+    assert seen == ["Tiny"]
+
+
+async def test_chunk_delay_paces_the_stream() -> None:
+    model = build_demo_model(chunk_delay=0.001)
+    hub = ModelHub(ModelSettings(provider="demo"), models={"default": model})
+    reply = await hub.stream_text([HumanMessage(content="hello")])
+    assert "demo model" in reply.text
+    assert model.calls[0].reply.chunk_delay == 0.001  # type: ignore[union-attr]

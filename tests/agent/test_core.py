@@ -145,7 +145,6 @@ async def test_bad_calls_are_reported_to_the_model(ws: Path) -> None:
                 tool_calls=[
                     {"name": "delete_all", "args": {"x": 1}, "id": "a"},
                     {"name": "read_file", "args": "not json at all", "id": "b"},
-                    # LangChain's lenient parser turns a cut-off object into {}.
                     {"name": "read_file", "args": '{"pa', "id": "d"},
                     {"name": "read_file", "args": {"path": 5}, "id": "c"},
                 ]
@@ -162,9 +161,11 @@ async def test_bad_calls_are_reported_to_the_model(ws: Path) -> None:
         m.tool_call_id: m.content for m in model.calls[1].messages if isinstance(m, ToolMessage)
     }
     assert by_id["a"].startswith("unknown tool 'delete_all'; available:")
-    assert "arguments must be a JSON object" in by_id["b"]
+    # Said by run_tool_call, or passed on from the model layer's parse error.
+    assert by_id["b"].startswith(("arguments must be a JSON object", "invalid arguments"))
     assert "invalid arguments for read_file" in by_id["c"]
-    assert "path: Field required" in by_id["d"]
+    assert by_id["d"].startswith("invalid arguments for read_file: ")
+    assert by_id["d"].endswith("Expected: read_file(path, offset?, limit?)")
     assert len(rec.of(ToolCalled)) == len(rec.of(ToolResult)) == 4
 
 

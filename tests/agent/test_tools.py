@@ -274,6 +274,22 @@ async def test_wrong_argument_types_and_missing(ws: Path) -> None:
     assert not out.ok and "arguments must be a JSON object" in out.output
 
 
+async def test_bounds_are_enforced_by_validation(ws: Path) -> None:
+    ctx = make_ctx(ws)
+    out = await run_tool_call(ctx, call("read_file", {"path": "a" * 2000}))
+    assert not out.ok and "at most 1024 characters" in out.output
+    out = await run_tool_call(ctx, call("run_shell", {"command": "true", "timeout": 9999}))
+    assert not out.ok and "timeout" in out.output and "600" in out.output
+
+
+async def test_object_where_a_string_is_expected_is_written_as_json(ws: Path) -> None:
+    out = await run_tool_call(
+        make_ctx(ws), call("write_file", {"path": "c.json", "content": {"k": [1, 2]}})
+    )
+    assert out.ok
+    assert json.loads((ws / "c.json").read_text()) == {"k": [1, 2]}
+
+
 async def test_json_strings_accepted(ws: Path) -> None:
     (ws / "n.txt").write_text("a\nb\nc\n")
     ctx = make_ctx(ws)

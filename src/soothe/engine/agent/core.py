@@ -61,6 +61,7 @@ def pending_calls(message: AIMessage) -> list[dict[str, Any]]:
                 "name": tc.get("name") or "",
                 "args": tc.get("args"),
                 "id": tc.get("id") or f"itc{i}",
+                "error": tc.get("error"),
             }
         )
     return calls

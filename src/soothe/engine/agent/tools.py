@@ -223,7 +223,9 @@ async def _edit_file(ctx: ToolContext, a: EditFileArgs) -> str:
 
 
 async def _run_shell(ctx: ToolContext, a: RunShellArgs) -> str:
-    await require_approval(ctx, "run_shell", {"command": a.command, "timeout": a.timeout}, ".")
+    await require_approval(
+        ctx, "run_shell", {"command": a.command, "timeout": a.timeout}, str(ctx.workspace)
+    )
     result = await run_command(
         a.command, ctx.workspace, a.timeout, keep_chars=max(200, ctx.max_output_chars - 200)
     )
@@ -387,14 +389,22 @@ def _validation_message(
     extra = sorted(set(args) - set(model.model_fields))
     if extra:
         text += f". Unexpected argument(s): {', '.join(extra)}"
-    expected = ", ".join(
-        f"{n}{'' if f.is_required() else '?'}" for n, f in model.model_fields.items()
+    return text + f". Expected: {_signature(TOOLS[tool])}"
+
+
+def _signature(tool: ToolDef) -> str:
+    params = ", ".join(
+        f"{n}{'' if f.is_required() else '?'}" for n, f in tool.args.model_fields.items()
     )
-    return text + f". Expected: {tool}({expected})"
+    return f"{tool.name}({params})"
 
 
 async def run_tool_call(ctx: ToolContext, call: dict[str, Any]) -> ToolOutcome:
-    """Validate and run one tool call; publishes ToolCalled and ToolResult on ctx.bus."""
+    """Validate and run one tool call; publishes ToolCalled and ToolResult on ctx.bus.
+
+    ``call`` is ``{"name", "args", "id"}``, plus ``"error"`` for a call the model layer
+    could not parse (LangChain's ``invalid_tool_calls``).
+    """
     call_id = str(call.get("id") or "call_" + uuid.uuid4().hex[:8])
     name = str(call.get("name") or "").strip()
     raw_args = call.get("args")
@@ -408,6 +418,10 @@ async def run_tool_call(ctx: ToolContext, call: dict[str, Any]) -> ToolOutcome:
         tool = TOOLS.get(name)
         if tool is None:
             raise ToolError(f"unknown tool {name!r}; available: {', '.join(TOOLS)}")
+        if call.get("error"):  # the model layer already found the arguments unusable
+            raise ToolError(
+                f"invalid arguments for {name}: {call['error']}. Expected: {_signature(tool)}"
+            )
         args = normalize_args(tool.args, raw_args)
         try:
             parsed = tool.args.model_validate(args)

@@ -120,3 +120,41 @@ async def test_chunk_delay_paces_the_stream() -> None:
     reply = await hub.stream_text([HumanMessage(content="hello")])
     assert "demo model" in reply.text
     assert model.calls[0].reply.chunk_delay == 0.001  # type: ignore[union-attr]
+
+
+async def test_registered_chat_handler_can_call_tools(demo_hub: ModelHub) -> None:
+    from langchain_core.tools import tool
+
+    from soothe.engine.llm.demo import register_demo_chat
+    from soothe.engine.llm.scripted import ScriptedReply
+
+    @tool
+    def list_dir(path: str) -> str:
+        """List a directory."""
+        return ""
+
+    def chat(messages: list[BaseMessage], info: dict) -> object:
+        if info["tool_names"] == ["list_dir"]:
+            return ScriptedReply(tool_calls=[{"name": "list_dir", "args": {"path": "."}}])
+        return None
+
+    register_demo_chat(chat)
+    try:
+        with_tools = await demo_hub.stream_text([HumanMessage(content="ls")], tools=[list_dir])
+        plain = await demo_hub.stream_text([HumanMessage(content="hi")])
+    finally:
+        register_demo_chat(None)
+    assert with_tools.tool_calls[0]["name"] == "list_dir"
+    assert with_tools.tool_calls[0]["args"] == {"path": "."}
+    assert "demo model" in plain.text
+
+
+def test_reset_models_rebuilds_from_changed_settings() -> None:
+    settings = ModelSettings(name="a:1b")
+    hub = ModelHub(settings)
+    first = hub.chat_model()
+    settings.name = "b:2b"
+    assert hub.chat_model() is first
+    hub.reset_models()
+    assert hub.chat_model().model == "b:2b"  # type: ignore[attr-defined]
+    assert hub.model_name() == "b:2b"

@@ -24,6 +24,7 @@ __all__ = [
     "demo_answer",
     "demo_responder",
     "instance_from_schema",
+    "register_demo_chat",
     "register_demo_responder",
     "unregister_demo_responder",
 ]
@@ -33,7 +34,11 @@ DEMO_NAME = "demo model"
 # (messages, json schema) -> a dict, a pydantic instance, a JSON string or a ScriptedReply
 DemoHandler = Callable[[list["BaseMessage"], dict[str, Any]], Any]
 
+# (messages, call info) -> a script item, or None for the built-in answer
+DemoChat = Callable[[list["BaseMessage"], dict[str, Any]], Any]
+
 _HANDLERS: dict[str, DemoHandler] = {}
+_CHAT: list[DemoChat] = []
 _HANDLERS_LOCK = threading.Lock()
 
 
@@ -49,6 +54,18 @@ def register_demo_responder(schema_title: str, fn: DemoHandler) -> None:
 def unregister_demo_responder(schema_title: str) -> None:
     with _HANDLERS_LOCK:
         _HANDLERS.pop(schema_title, None)
+
+
+def register_demo_chat(fn: DemoChat | None) -> None:
+    """Answer plain (non-structured) demo calls with ``fn``; None restores the default.
+
+    ``fn`` gets the call info of the scripted model (``tools``, ``tool_names``...) and
+    may return any script item (text, a ``ScriptedReply`` with tool calls) or None.
+    """
+    with _HANDLERS_LOCK:
+        _CHAT.clear()
+        if fn is not None:
+            _CHAT.append(fn)
 
 
 def build_demo_model(*, chunk_delay: float = 0.0) -> ScriptedChatModel:
@@ -76,6 +93,12 @@ def demo_responder(messages: list[BaseMessage], info: dict[str, Any]) -> Any:
         if handler is not None:
             return handler(messages, schema)
         return instance_from_schema(schema)
+    with _HANDLERS_LOCK:
+        chat = _CHAT[0] if _CHAT else None
+    if chat is not None:
+        item = chat(messages, info)
+        if item is not None:
+            return item
     return demo_answer(messages)
 
 

@@ -104,7 +104,8 @@ class ModelHub:
         self.usage = UsageTotals()
         self.structured_retries = settings.structured_retries
         self._injected = models is not None
-        self._models: dict[str, BaseChatModel] = dict(models or {})
+        self._given: dict[str, BaseChatModel] = dict(models or {})
+        self._models: dict[str, BaseChatModel] = dict(self._given)
 
     # --- models ----------------------------------------------------------------------------
 
@@ -141,6 +142,11 @@ class ModelHub:
             model = build_chat_model(self.settings, "fast" if key == "fast" else "default")
             self._models[key] = model
         return model
+
+    def reset_models(self) -> None:
+        """Forget the models built so far; the next call builds them from the (possibly
+        changed) settings. Models passed in as ``models=`` are kept."""
+        self._models = dict(self._given)
 
     async def aclose(self) -> None:
         """Close the HTTP clients of the Ollama models built here."""

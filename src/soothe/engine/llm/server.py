@@ -91,8 +91,15 @@ async def check_server(settings: ModelSettings) -> ServerStatus:
     return status
 
 
+def _without_fix(message: str) -> str:
+    """The problem part of an LLMError message (the doctor prints the fix on its own)."""
+    if message.endswith(")") and " (" in message:
+        return message[: message.rindex(" (")]
+    return message
+
+
 def _fail(status: ServerStatus, err: LLMError) -> None:
-    status.error = err.message
+    status.error = _without_fix(err.message)
     status.kind = err.kind
     if err.kind in (ModelErrorKind.unreachable, ModelErrorKind.timeout):
         status.reachable = False

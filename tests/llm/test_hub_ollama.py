@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 
 import pytest
@@ -331,4 +330,22 @@ async def test_hub_aclose_closes_the_clients(
     await ollama_hub.aclose()
     client = ollama_hub.chat_model()._async_client._client  # type: ignore[attr-defined]
     assert client.is_closed
-    assert json.dumps(fake_ollama.last_chat()["messages"])  # the request went through
+
+
+async def test_a_failing_token_callback_is_not_reported_as_a_model_error(
+    fake_ollama: FakeOllamaServer, ollama_hub: ModelHub
+) -> None:
+    fake_ollama.extend([FakeReply(text="word " * 400, chunk_delay=0.02)])
+
+    def broken(_: str) -> None:
+        raise KeyError("widget gone")
+
+    with pytest.raises(KeyError, match="widget gone"):
+        await ollama_hub.stream_text(Q, on_token=broken)
+    assert ollama_hub.usage.calls == 1
+    # The abandoned stream was closed before stream_text returned, by no leftover task.
+    assert asyncio.all_tasks() == {asyncio.current_task()}
+    deadline = time.monotonic() + 1
+    while open_connections(fake_ollama) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert open_connections(fake_ollama) == 0

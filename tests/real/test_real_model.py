@@ -1,0 +1,309 @@
+"""End to end with a real small model (opt-in: `make test-real`, marker `real_model`).
+
+SmolLM2-135M runs in llama.cpp behind `OllamaShim`; the real `ChatOllama` client and the
+real `soothe -p` talk to it over loopback. The tests check structure (the wire format, a
+valid plan, a parsed tool call, a loop that ends, an answer on stdout), not wisdom: a
+135M model's answers are weak, only their shape is reliable.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, Field
+
+from tests.real.shim import (
+    OllamaShim,
+    bounded_for_grammar,
+    parse_tool_reply,
+    to_model_messages,
+    tool_mode_schema,
+)
+
+pytestmark = pytest.mark.real_model
+
+CLI_TIMEOUT = 600
+"""Seconds a whole `soothe -p` run may take before the test gives up on it."""
+
+LIST_DIR = {
+    "type": "function",
+    "function": {
+        "name": "list_dir",
+        "description": "List the entries of a directory in the workspace.",
+        "parameters": {
+            "type": "object",
+            "properties": {"path": {"type": "string", "maxLength": 200}},
+            "required": ["path"],
+        },
+    },
+}
+READ_FILE = {
+    "type": "function",
+    "function": {
+        "name": "read_file",
+        "description": "Read a text file.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "maxLength": 200},
+                "offset": {"type": "integer"},
+            },
+            "required": ["path"],
+        },
+    },
+}
+
+
+class City(BaseModel):
+    name: str = Field(max_length=40)
+    country: str = Field(max_length=40)
+    population_millions: float
+
+
+def chat_model(shim: OllamaShim, **kwargs: Any) -> Any:
+    from langchain_ollama import ChatOllama
+
+    return ChatOllama(
+        model="smollm2",
+        base_url=shim.base_url,
+        temperature=0.2,
+        client_kwargs={"timeout": 120},
+        **kwargs,
+    )
+
+
+# --- the shim's translation (no model) ---------------------------------------------------
+
+
+def test_tool_mode_schema_has_one_branch_per_tool_and_an_answer() -> None:
+    schema = tool_mode_schema([LIST_DIR, READ_FILE])
+    branches = schema["anyOf"]
+    assert [b["properties"]["tool"]["const"] for b in branches] == [
+        "list_dir",
+        "read_file",
+        "answer",
+    ]
+    assert branches[0]["properties"]["arguments"]["required"] == ["path"]
+    assert branches[2]["properties"]["answer"]["maxLength"] <= 400
+
+
+def test_grammar_bounds_cap_long_and_missing_string_limits() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "content": {"type": "string", "maxLength": 200_000},
+            "free": {"type": "string"},
+            "short": {"type": "string", "maxLength": 12},
+            "kind": {"type": "string", "enum": ["a", "b"]},
+        },
+    }
+    props = bounded_for_grammar(schema, 100)["properties"]
+    assert props["content"]["maxLength"] == 100
+    assert props["free"]["maxLength"] == 100
+    assert props["short"]["maxLength"] == 12
+    assert "maxLength" not in props["kind"]
+    assert schema["properties"]["content"]["maxLength"] == 200_000  # the input is untouched
+
+
+def test_tool_reply_becomes_ollama_tool_calls_or_content() -> None:
+    call = parse_tool_reply('{"tool": "list_dir", "arguments": {"path": "."}}', [LIST_DIR])
+    assert call.content == ""
+    assert call.tool_calls[0]["function"] == {
+        "index": 0,
+        "name": "list_dir",
+        "arguments": {"path": "."},
+    }
+    assert call.tool_calls[0]["id"].startswith("call_")
+    answer = parse_tool_reply('{"tool": "answer", "answer": "two files"}', [LIST_DIR])
+    assert (answer.content, answer.tool_calls) == ("two files", [])
+    cut = parse_tool_reply('{"tool": "answer", "answer": "two fi', [LIST_DIR])
+    assert cut.content == '{"tool": "answer", "answer": "two fi'
+    unknown = parse_tool_reply('{"tool": "rm", "arguments": {}}', [LIST_DIR])
+    assert unknown.tool_calls == []
+
+
+def test_history_shows_tool_calls_and_results_in_the_reply_format() -> None:
+    turns = to_model_messages(
+        [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "What is here?"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"function": {"name": "list_dir", "arguments": {"path": "."}}}],
+            },
+            {"role": "tool", "content": "a.txt\nb.txt"},
+        ],
+        [LIST_DIR],
+    )
+    assert [t["role"] for t in turns] == ["system", "user", "assistant", "user"]
+    assert turns[0]["content"].startswith("Be brief.\n\nYou can call tools.")
+    assert "- list_dir(path)" in turns[0]["content"]
+    assert json.loads(turns[2]["content"]) == {"tool": "list_dir", "arguments": {"path": "."}}
+    assert turns[3]["content"] == "Result of the tool:\na.txt\nb.txt"
+
+
+# --- the shim with the real model and the real ChatOllama client ------------------------
+
+
+def test_chatollama_streams_text_with_usage(shim: OllamaShim) -> None:
+    chunks = list(chat_model(shim).stream("Say hello in one short sentence."))
+    text = "".join(c.text for c in chunks)
+    assert text.strip()
+    assert sum(1 for c in chunks if c.text) > 1, "the reply should arrive in pieces"
+    total = chunks[0]
+    for chunk in chunks[1:]:
+        total = total + chunk
+    assert total.response_metadata["done_reason"] in ("stop", "length")
+    usage = total.usage_metadata
+    assert usage is not None
+    assert usage["input_tokens"] > 5
+    assert usage["output_tokens"] > 0
+    assert shim.calls[-1].mode == "text"
+
+
+def test_chatollama_structured_output_is_valid_json_for_the_schema(shim: OllamaShim) -> None:
+    prompt = "Give the name, country and population in millions of the capital of Italy."
+    raw = chat_model(shim).bind(format=City.model_json_schema()).invoke(prompt)
+    city = City.model_validate_json(raw.text)  # strict: no repair, no lenient parse
+    assert city.name and city.country
+    assert raw.response_metadata["done_reason"] == "stop"
+
+    via_langchain = chat_model(shim).with_structured_output(City, method="json_schema")
+    assert isinstance(via_langchain.invoke(prompt), City)
+
+    any_json = chat_model(shim, format="json").invoke(
+        'Reply with a JSON object with one key "city" whose value is the capital of France.'
+    )
+    assert any_json.response_metadata["done_reason"] == "stop", any_json.text
+    assert isinstance(json.loads(any_json.text), dict | list)
+
+
+def test_chatollama_gets_a_parsed_tool_call_and_then_an_answer(shim: OllamaShim) -> None:
+    from langchain_core.messages import HumanMessage, ToolMessage
+
+    model = chat_model(shim).bind_tools([LIST_DIR, READ_FILE])
+    question = HumanMessage("Use the list_dir tool to list the files in the folder '.'.")
+    first = model.invoke([question])
+    assert first.tool_calls, f"expected a tool call, got content {first.text!r}"
+    call = first.tool_calls[0]
+    assert call["name"] in ("list_dir", "read_file")
+    assert isinstance(call["args"], dict)
+    assert isinstance(call["args"].get("path"), str)
+
+    result = ToolMessage("notes.txt\nplan.md", tool_call_id=call["id"])
+    second = model.invoke([question, first, result])
+    assert second.tool_calls or second.text.strip()
+    assert shim.calls[-1].mode == "tools"
+
+
+def test_unknown_model_is_a_404_as_in_ollama(shim: OllamaShim) -> None:
+    from langchain_ollama import ChatOllama
+    from ollama import ResponseError
+
+    model = ChatOllama(model="llama3.2", base_url=shim.base_url, client_kwargs={"timeout": 10})
+    with pytest.raises(ResponseError) as info:
+        model.invoke("hi")
+    assert info.value.status_code == 404
+    assert "llama3.2" in str(info.value)
+
+
+# --- soothe itself, headless, against the shim -------------------------------------------
+
+
+def run_soothe(
+    shim: OllamaShim, env: dict[str, str], tmp_path: Path, *args: str
+) -> subprocess.CompletedProcess[str]:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir(exist_ok=True)
+    command = [
+        sys.executable,
+        "-m",
+        "soothe",
+        *args,
+        "--provider",
+        "ollama",
+        "--base-url",
+        shim.base_url,
+        "--model",
+        "smollm2",
+        "--data-dir",
+        str(tmp_path / "soothe-data"),
+    ]
+    if args[0] != "doctor":  # subcommands take no --workspace
+        command += ["--workspace", str(workspace)]
+    return subprocess.run(
+        command,
+        env=env,
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def describe(proc: subprocess.CompletedProcess[str]) -> str:
+    return f"exit {proc.returncode}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
+
+
+def test_doctor_accepts_the_shim(
+    shim: OllamaShim, soothe_env: dict[str, str], tmp_path: Path
+) -> None:
+    proc = run_soothe(shim, soothe_env, tmp_path, "doctor")
+    assert proc.returncode == 0, describe(proc)
+    assert "smollm2" in proc.stdout
+
+
+def test_headless_quiz_prints_an_answer(
+    shim: OllamaShim, soothe_env: dict[str, str], tmp_path: Path
+) -> None:
+    before = len(shim.calls)
+    proc = run_soothe(shim, soothe_env, tmp_path, "-p", "What is the capital of France?")
+    assert proc.returncode == 0, describe(proc)
+    assert proc.stdout.strip(), describe(proc)
+    assert not proc.stdout.lstrip().startswith("{"), "plain mode prints the answer, not JSON"
+    assert len(shim.calls) > before, "the answer must come from the model"
+
+
+def test_headless_one_tool_task_plans_calls_a_tool_and_answers(
+    shim: OllamaShim, soothe_env: dict[str, str], tmp_path: Path
+) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("buy milk\n")
+    (workspace / "plan.md").write_text("# Plan\n1. rest\n")
+    proc = run_soothe(
+        shim,
+        soothe_env,
+        tmp_path,
+        "-p",
+        "List the files in this folder",
+        "--yes",
+        "--clarify",
+        "auto",
+        "--json",
+    )
+    assert proc.returncode == 0, describe(proc)
+    from soothe.engine.agent.tools import tool_summaries
+    from soothe.engine.events import parse_event
+
+    events = [parse_event(json.loads(line)) for line in proc.stdout.splitlines() if line.strip()]
+    types = [e.type for e in events]
+    plans = [e for e in events if e.type == "plan.created"]
+    assert plans, f"no plan.created in {types}"
+    assert all(plan.steps for plan in plans)
+    known = {name for name, _ in tool_summaries()}
+    calls = [e for e in events if e.type == "step.tool_call"]
+    assert calls, f"no step.tool_call in {types}"
+    assert {c.tool for c in calls} <= known
+    answers = [e for e in events if e.type == "answer.final"]
+    assert len(answers) == 1, types
+    assert answers[0].text.strip()
+    assert types[-1] in ("run.finished", "answer.final"), types

@@ -1,0 +1,130 @@
+"""Command palette (ctrl+p) providers: goals, threads, models, themes, actions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from soothe.app.session_api import ThreadView
+from soothe.themes import BUILTIN_THEMES
+
+if TYPE_CHECKING:
+    from soothe.app.main import SootheApp
+
+
+class _SootheProvider(Provider):
+    @property
+    def soothe(self) -> SootheApp:
+        return self.app  # type: ignore[return-value]
+
+    def _entries(self) -> list[tuple[str, Callable[[], object], str]]:
+        return []
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for text, command, help_text in self._entries():
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), command, text=text, help=help_text)
+
+    async def discover(self) -> Hits:
+        for text, command, help_text in self._entries():
+            yield DiscoveryHit(text, command, text=text, help=help_text)
+
+
+class GoalsProvider(_SootheProvider):
+    def _entries(self) -> list[tuple[str, Callable[[], object], str]]:
+        app = self.soothe
+        out: list[tuple[str, Callable[[], object], str]] = []
+        for goal in app.handler.goals.values():
+            out.append(
+                (
+                    f"Goal {goal.id}: {goal.description}",
+                    partial(app.show_goal, goal.id),
+                    goal.status,
+                )
+            )
+        return out
+
+
+class ThreadsProvider(_SootheProvider):
+    async def startup(self) -> None:
+        self.threads: list[ThreadView] = []
+        session = self.soothe.session
+        if session is None or not self.soothe.session_ready:
+            return
+        try:
+            self.threads = await session.list_threads()
+        except Exception as exc:  # the palette must open even when the store fails
+            self.soothe.log.error(f"palette: list_threads failed: {exc!r}")
+
+    def _entries(self) -> list[tuple[str, Callable[[], object], str]]:
+        app = self.soothe
+        return [
+            (
+                f"Open thread: {thread.title or thread.id}",
+                partial(app.open_thread, thread.id),
+                f"{thread.goal_count} goals · {thread.id}",
+            )
+            for thread in self.threads
+        ]
+
+
+class ModelsProvider(_SootheProvider):
+    async def startup(self) -> None:
+        self.models: list[str] = []
+        session = self.soothe.session
+        if session is None or not self.soothe.session_ready:
+            return
+        try:
+            self.models = await session.list_models()
+        except Exception as exc:
+            self.soothe.log.error(f"palette: list_models failed: {exc!r}")
+        self.soothe.models = list(self.models)
+
+    def _entries(self) -> list[tuple[str, Callable[[], object], str]]:
+        app = self.soothe
+        return [
+            (f"Use model: {name}", partial(app.switch_model, name), "from the model server")
+            for name in self.models
+        ]
+
+
+class ThemesProvider(_SootheProvider):
+    def _entries(self) -> list[tuple[str, Callable[[], object], str]]:
+        app = self.soothe
+        names = [*BUILTIN_THEMES, *sorted(set(app.available_themes) - set(BUILTIN_THEMES))]
+        return [
+            (
+                f"Theme: {name}",
+                partial(app.switch_theme, name),
+                "built-in" if name in BUILTIN_THEMES else "",
+            )
+            for name in names
+        ]
+
+
+class ActionsProvider(_SootheProvider):
+    def _entries(self) -> list[tuple[str, Callable[[], object], str]]:
+        app = self.soothe
+        return [
+            ("Run ready goals", app.action_run_goals, "the autonomous scheduler"),
+            ("New thread", app.start_new_thread, "start fresh"),
+            ("Export thread to Markdown", app.export_current, "writes a .md file"),
+            ("Use the demo model", app.use_demo, "no model server needed"),
+            ("Toggle evidence panel", app.action_evidence, ""),
+            ("Threads", app.action_threads, "list, open, delete, export"),
+            ("Help", app.action_help, "keys and commands"),
+        ]
+
+
+PROVIDERS: set[type[Provider]] = {
+    GoalsProvider,
+    ThreadsProvider,
+    ModelsProvider,
+    ThemesProvider,
+    ActionsProvider,
+}

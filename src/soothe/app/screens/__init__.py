@@ -1,0 +1,1 @@
+"""Screens of the workbench: main, help, threads and the small dialogs."""

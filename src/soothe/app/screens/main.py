@@ -1,0 +1,82 @@
+"""MainScreen: goal tree | stream | evidence, the prompt and the status line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from soothe.widgets.evidence_panel import EvidencePanel
+from soothe.widgets.goal_tree import GoalTree
+from soothe.widgets.notice import Notice
+from soothe.widgets.prompt_input import PromptInput
+from soothe.widgets.status_line import StatusLine
+from soothe.widgets.step_stream import StepStream
+
+EMPTY_GOALS = "No goals yet — type a request below, or press n to add a goal."
+WIDE_ENOUGH_FOR_EVIDENCE = 120
+
+
+class MainScreen(Screen[None]):
+    AUTO_FOCUS = "#prompt"
+
+    def __init__(self, prompt: PromptInput, on_ready: Callable[[], None]) -> None:
+        super().__init__(id="main")
+        self.ready_callback = on_ready
+        self.goal_tree = GoalTree(id="goal-tree")
+        self.stream = StepStream(id="stream")
+        self.evidence = EvidencePanel(id="evidence")
+        self.prompt = prompt
+        self.status = StatusLine(id="status")
+        self.goals_empty = Static(EMPTY_GOALS, id="goals-empty")
+        self.evidence_chosen: bool | None = None
+        """The user's explicit show/hide of the evidence panel (None: by width)."""
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="body"):
+            with Vertical(id="goals-pane") as goals:
+                goals.border_title = "Goals"
+                yield self.goal_tree
+                yield self.goals_empty
+            with Vertical(id="center"):
+                yield self.stream
+            yield self.evidence
+        yield self.prompt
+        yield self.status
+        yield Footer(id="footer")
+
+    def on_mount(self) -> None:
+        self.stream.border_title = "Conversation"
+        self.evidence.border_title = "Evidence"
+        self.goal_tree.move_cursor(self.goal_tree.conversation)
+        self._fit_evidence()
+        self.ready_callback()
+
+    def on_resize(self) -> None:
+        self._fit_evidence()
+
+    def _fit_evidence(self) -> None:
+        if self.evidence_chosen is None:
+            self.evidence.display = self.size.width >= WIDE_ENOUGH_FOR_EVIDENCE
+
+    def goals_changed(self, count: int) -> None:
+        self.goals_empty.display = count == 0
+
+    def show_notice(self, notice: Notice) -> None:
+        for old in self.query(f"#{notice.id}") if notice.id else ():
+            old.remove()
+        self.query_one("#center", Vertical).mount(notice, before=0)
+
+    def toggle_evidence(self) -> None:
+        """ctrl+e: show and focus; again (while focused) hide and go back to the prompt."""
+        if self.evidence.display and self.evidence.has_focus:
+            self.evidence_chosen = False
+            self.evidence.display = False
+            self.prompt.focus()
+        else:
+            self.evidence_chosen = True
+            self.evidence.display = True
+            self.evidence.focus()

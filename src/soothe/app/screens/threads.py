@@ -1,0 +1,135 @@
+"""ThreadsScreen: stored threads — open, start new, delete, export to Markdown."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from soothe.app.keymap import THREADS, bindings
+from soothe.app.screens.dialogs import ConfirmDialog
+from soothe.app.session_api import ThreadView
+
+if TYPE_CHECKING:
+    from soothe.app.main import SootheApp
+
+
+def _when(moment: datetime | None) -> str:
+    if moment is None:
+        return "—"
+    if moment.tzinfo is not None:
+        moment = moment.astimezone()
+    return moment.strftime("%Y-%m-%d %H:%M")
+
+
+class ThreadsScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = bindings(THREADS)
+    DEFAULT_CSS = """
+    ThreadsScreen > Vertical {
+        border: round $primary;
+        border-title-color: $primary;
+        border-subtitle-color: $text-muted;
+        margin: 1 2 0 2;
+    }
+    ThreadsScreen DataTable { height: 1fr; }
+    ThreadsScreen #threads-empty { color: $text-muted; padding: 1 2; }
+    """
+
+    def __init__(self, current: str) -> None:
+        super().__init__(id="threads")
+        self.current = current
+        self.threads: list[ThreadView] = []
+
+    @property
+    def soothe(self) -> SootheApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = "Threads"
+            box.border_subtitle = "enter open · n new · d delete · e export · esc back"
+            yield Static("Loading threads…", id="threads-empty")
+            table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True, id="table")
+            table.add_columns(" ", "Title", "Goals", "Last active", "Created", "Id")
+            yield table
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).focus()
+        self.reload()
+
+    def reload(self) -> None:
+        self.run_worker(self._load(), group="threads", exclusive=True, exit_on_error=False)
+
+    async def _load(self) -> None:
+        try:
+            threads = await self.soothe.require_session().list_threads()
+        except Exception as exc:
+            self.query_one("#threads-empty", Static).update(f"Could not list threads: {exc}")
+            return
+        self.show_threads(threads)
+
+    def show_threads(self, threads: list[ThreadView]) -> None:
+        self.threads = threads
+        table = self.query_one(DataTable)
+        table.clear()
+        for thread in threads:
+            mark = "●" if thread.id == self.current else " "
+            table.add_row(
+                mark,
+                thread.title or "(untitled)",
+                str(thread.goal_count),
+                _when(thread.last_active),
+                _when(thread.created_at),
+                thread.id,
+                key=thread.id,
+            )
+        empty = self.query_one("#threads-empty", Static)
+        empty.update("No stored threads yet." if not threads else "")
+        empty.display = not threads
+
+    def _selected(self) -> ThreadView | None:
+        table = self.query_one(DataTable)
+        if not self.threads or table.cursor_row < 0 or table.cursor_row >= len(self.threads):
+            return None
+        return self.threads[table.cursor_row]
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open()
+
+    def action_open(self) -> None:
+        thread = self._selected()
+        if thread is not None:
+            self.soothe.open_thread(thread.id)
+
+    def action_new(self) -> None:
+        self.soothe.start_new_thread()
+
+    def action_export(self) -> None:
+        thread = self._selected()
+        if thread is not None:
+            self.soothe.export_thread(thread.id)
+
+    def action_delete(self) -> None:
+        thread = self._selected()
+        if thread is None:
+            return
+        if thread.id == self.current:
+            self.notify("This thread is open; open another one first.", severity="warning")
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.soothe.delete_thread(thread.id, on_done=self.reload)
+
+        title = thread.title or thread.id
+        self.app.push_screen(ConfirmDialog(f"Delete thread “{title}”?"), confirmed)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

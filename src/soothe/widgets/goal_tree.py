@@ -1,0 +1,352 @@
+"""GoalTree: the goal DAG as a tree of goals, sub-goals and their steps.
+
+Nodes are created once and updated in place (a status change repaints one line); labels
+are drawn at render time from the current GoalView, so the spinner and theme changes cost
+nothing but a repaint of the affected lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.binding import BindingType
+from textual.message import Message
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from soothe.app.keymap import TREE, bindings
+from soothe.app.session_api import GoalView
+from soothe.widgets.icons import status_icon
+
+NodeKind = Literal["root", "conversation", "goal", "step"]
+
+STATUSES = (
+    "pending",
+    "active",
+    "completed",
+    "validated",
+    "failed",
+    "suspended",
+    "blocked",
+    "awaiting_clarification",
+    "cancelled",
+    "skipped",
+)
+
+
+@dataclass
+class NodeRef:
+    kind: NodeKind
+    goal_id: str | None = None
+    step_id: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The stream key this node shows: ``conversation``, ``G1`` or ``G1/S2``."""
+        if self.kind == "goal":
+            return self.goal_id or ""
+        if self.kind == "step":
+            return f"{self.goal_id}/{self.step_id}"
+        return "conversation"
+
+
+class GoalTree(Tree[NodeRef], inherit_bindings=False):
+    BINDINGS: ClassVar[list[BindingType]] = bindings(TREE)
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = Tree.COMPONENT_CLASSES | {
+        *(f"goal-tree--{status}" for status in STATUSES),
+        "goal-tree--id",
+        "goal-tree--muted",
+        "goal-tree--conversation",
+    }
+
+    DEFAULT_CSS = """
+    GoalTree {
+        scrollbar-size-vertical: 1;
+        overflow-x: hidden;
+        & > .goal-tree--pending { color: $foreground-muted; }
+        & > .goal-tree--active { color: $warning; text-style: bold; }
+        & > .goal-tree--completed { color: $success; }
+        & > .goal-tree--validated { color: $success; }
+        & > .goal-tree--failed { color: $error; text-style: bold; }
+        & > .goal-tree--suspended { color: $secondary; }
+        & > .goal-tree--blocked { color: $foreground-muted; }
+        & > .goal-tree--awaiting_clarification { color: $accent; text-style: bold; }
+        & > .goal-tree--cancelled { color: $foreground-muted; }
+        & > .goal-tree--skipped { color: $foreground-muted; }
+        & > .goal-tree--id { color: $foreground-muted; }
+        & > .goal-tree--muted { color: $foreground-muted; }
+        & > .goal-tree--conversation { color: $primary; text-style: bold; }
+    }
+    """
+
+    class Command(Message):
+        """A goal command from the keyboard (``new``, ``cancel``, ``details``...)."""
+
+        def __init__(self, command: str, goal_id: str | None) -> None:
+            super().__init__()
+            self.command = command
+            self.goal_id = goal_id
+
+    class StreamChosen(Message):
+        """The cursor moved to a node: show its stream."""
+
+        def __init__(self, ref: NodeRef) -> None:
+            super().__init__()
+            self.ref = ref
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__("goals", data=NodeRef("root"), id=id, classes=classes)
+        self.show_root = False
+        self.guide_depth = 2
+        self.auto_expand = False
+        self.spinner_tick: int | None = 0
+        self._goals: dict[str, GoalView] = {}
+        self._goal_nodes: dict[str, TreeNode[NodeRef]] = {}
+        self._step_nodes: dict[tuple[str, str], TreeNode[NodeRef]] = {}
+        self._awaiting: dict[str, str] = {}
+        self.conversation = self.root.add_leaf("Conversation", NodeRef("conversation"))
+        self.root.expand()
+
+    # -- queries ---------------------------------------------------------------------------
+
+    @property
+    def goal_ids(self) -> list[str]:
+        return list(self._goals)
+
+    def goal(self, goal_id: str) -> GoalView | None:
+        return self._goals.get(goal_id)
+
+    def display_status(self, goal_id: str) -> str:
+        goal = self._goals.get(goal_id)
+        if goal is None:
+            return "pending"
+        if goal_id in self._awaiting and goal.status not in ("completed", "failed", "cancelled"):
+            return "awaiting_clarification"
+        return goal.status
+
+    @property
+    def selected_ref(self) -> NodeRef:
+        node = self.cursor_node
+        return node.data if node is not None and node.data is not None else NodeRef("conversation")
+
+    def node_for(self, ref: NodeRef) -> TreeNode[NodeRef] | None:
+        if ref.kind == "goal" and ref.goal_id:
+            return self._goal_nodes.get(ref.goal_id)
+        if ref.kind == "step" and ref.goal_id and ref.step_id:
+            return self._step_nodes.get((ref.goal_id, ref.step_id))
+        return self.conversation
+
+    # -- updates ---------------------------------------------------------------------------
+
+    def upsert_goal(self, goal: GoalView) -> None:
+        node = self._goal_nodes.get(goal.id)
+        old = self._goals.get(goal.id)
+        if node is not None and old is not None and old.parent_id != goal.parent_id:
+            self.remove_goal(goal.id)
+            node = None
+        self._goals[goal.id] = goal
+        if node is None:
+            parent = self._goal_nodes.get(goal.parent_id or "", self.root)
+            node = parent.add(goal.id, NodeRef("goal", goal.id), expand=True)
+            if parent is not self.root:
+                parent.expand()
+            self._goal_nodes[goal.id] = node
+        self._sync_steps(goal, node)
+        node.refresh()
+
+    def _sync_steps(self, goal: GoalView, node: TreeNode[NodeRef]) -> None:
+        wanted = {step.id for step in goal.steps}
+        for key in [k for k in self._step_nodes if k[0] == goal.id and k[1] not in wanted]:
+            self._step_nodes.pop(key).remove()
+        previous: TreeNode[NodeRef] | None = None
+        for step in goal.steps:
+            key = (goal.id, step.id)
+            step_node = self._step_nodes.get(key)
+            if step_node is None:
+                # keep steps before sub-goals, in plan order
+                if previous is not None:
+                    step_node = node.add_leaf(
+                        step.id, NodeRef("step", goal.id, step.id), after=previous
+                    )
+                else:
+                    step_node = node.add_leaf(step.id, NodeRef("step", goal.id, step.id), before=0)
+                self._step_nodes[key] = step_node
+            else:
+                step_node.refresh()
+            previous = step_node
+
+    def remove_goal(self, goal_id: str) -> None:
+        node = self._goal_nodes.pop(goal_id, None)
+        self._goals.pop(goal_id, None)
+        self._awaiting.pop(goal_id, None)
+        for key in [k for k in self._step_nodes if k[0] == goal_id]:
+            del self._step_nodes[key]
+        if node is None:
+            return
+        for child_id in [gid for gid, n in self._goal_nodes.items() if n.parent is node]:
+            self.remove_goal(child_id)
+        node.remove()
+
+    def clear_goals(self) -> None:
+        for goal_id in [g for g, n in self._goal_nodes.items() if n.parent is self.root]:
+            self.remove_goal(goal_id)
+        self._goals.clear()
+        self._goal_nodes.clear()
+        self._step_nodes.clear()
+        self._awaiting.clear()
+        self.move_cursor(self.conversation)
+
+    def set_awaiting(self, goal_id: str, what: str | None) -> None:
+        if what:
+            self._awaiting[goal_id] = what
+        else:
+            self._awaiting.pop(goal_id, None)
+        node = self._goal_nodes.get(goal_id)
+        if node is not None:
+            node.refresh()
+
+    def advance_spinner(self) -> None:
+        if self.spinner_tick is None:
+            return
+        self.spinner_tick += 1
+        for goal_id, goal in self._goals.items():
+            if goal.status == "active":
+                self._goal_nodes[goal_id].refresh()
+            for step in goal.steps:
+                if step.status == "active":
+                    node = self._step_nodes.get((goal_id, step.id))
+                    if node is not None:
+                        node.refresh()
+
+    def show_ref(self, ref: NodeRef) -> None:
+        node = self.node_for(ref)
+        if node is not None:
+            self.move_cursor(node)
+
+    # -- rendering -------------------------------------------------------------------------
+
+    def _depth(self, node: TreeNode[NodeRef]) -> int:
+        depth = 0
+        parent = node.parent
+        while parent is not None and parent is not self.root:
+            depth += 1
+            parent = parent.parent
+        return depth
+
+    def _style(self, name: str) -> Style:
+        component = f"goal-tree--{name}"
+        try:
+            style = self.get_component_rich_style(component, partial=True)
+            color = self.get_component_styles(component).color
+        except KeyError:  # measured before the stylesheet reached the widget
+            return Style.null()
+        if color.auto or color.a < 1:
+            # $text-muted is "auto 60%": resolve and blend it over the tree's background,
+            # which a partial Rich style cannot do by itself
+            background = self.background_colors[1]
+            if color.auto:
+                color = background.get_contrast_text(color.a)
+            style += Style(color=(background + color).rich_color)
+        return style
+
+    def render_label(self, node: TreeNode[NodeRef], base_style: Style, style: Style) -> Text:
+        ref = node.data or NodeRef("root")
+        width = self.scrollable_content_region.width or self.size.width or 80
+        room = max(8, width - self._depth(node) * self.guide_depth)
+        if ref.kind == "goal" and ref.goal_id in self._goals:
+            text = self._goal_label(self._goals[ref.goal_id], node, room)
+        elif ref.kind == "step" and ref.goal_id in self._goals:
+            text = self._step_label(ref, room)
+        else:
+            text = Text.assemble(("◆ ", self._style("conversation")), "Conversation")
+        text.stylize_before(style)
+        return text
+
+    def _badges(self, goal: GoalView, node: TreeNode[NodeRef], compact: bool) -> str:
+        badges: list[str] = []
+        if self._awaiting.get(goal.id) == "approval" and goal.id in self._awaiting:
+            badges.append("approval?")
+        if goal.depends_on:
+            after = ",".join(goal.depends_on)
+            badges.append(f"←{after}" if compact else f"after {after}")
+        badges.append(f"p{goal.priority}")
+        if node.children and not node.is_expanded:
+            badges.append(f"+{len(node.children)}")
+        return " " + " ".join(badges)
+
+    def _goal_label(self, goal: GoalView, node: TreeNode[NodeRef], room: int) -> Text:
+        status = self.display_status(goal.id)
+        icon = status_icon(status, self.spinner_tick if status == "active" else None)
+        head = f"{icon} {goal.id} "
+        badge_text = self._badges(goal, node, compact=False)
+        left = room - len(head) - len(badge_text)
+        if left < 10:
+            badge_text = self._badges(goal, node, compact=True)
+            left = room - len(head) - len(badge_text)
+        description = _fit(goal.description, left) if left > 0 else ""
+        desc_style = self._style(status) if status in ("failed", "cancelled") else Style.null()
+        text = Text.assemble(
+            (icon, self._style(status)),
+            " ",
+            (goal.id, self._style("id")),
+            " ",
+            (description, desc_style),
+            (badge_text, self._style("muted")),
+        )
+        if status == "cancelled":
+            text.stylize("strike", len(head), len(head) + len(description))
+        return text
+
+    def _step_label(self, ref: NodeRef, room: int) -> Text:
+        goal = self._goals[ref.goal_id or ""]
+        step = next((s for s in goal.steps if s.id == ref.step_id), None)
+        if step is None:
+            return Text(ref.step_id or "")
+        icon = status_icon(step.status, self.spinner_tick, step=True)
+        kind = " ask" if step.kind == "ask_user" else ""
+        head = f"{icon} {step.id} "
+        left = room - len(head) - len(kind)
+        description = _fit(step.description, left) if left > 0 else ""
+        return Text.assemble(
+            (icon, self._style(step.status)),
+            " ",
+            (step.id, self._style("id")),
+            " ",
+            (description, self._style("muted") if step.status == "pending" else Style.null()),
+            (kind, self._style("awaiting_clarification")),
+        )
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._invalidate()
+
+    # -- keys ------------------------------------------------------------------------------
+
+    def action_command(self, command: str) -> None:
+        ref = self.selected_ref
+        goal_id = ref.goal_id if ref.kind in ("goal", "step") else None
+        self.post_message(self.Command(command, goal_id))
+
+    def action_cursor_parent(self) -> None:
+        node = self.cursor_node
+        if node is not None and node.parent is not None and node.parent is not self.root:
+            self.move_cursor(node.parent)
+
+    def _on_tree_node_highlighted(self, event: Tree.NodeHighlighted[NodeRef]) -> None:
+        event.stop()
+        if event.node.data is not None:
+            self.post_message(self.StreamChosen(event.node.data))
+
+    def _on_tree_node_selected(self, event: Tree.NodeSelected[NodeRef]) -> None:
+        event.stop()
+
+
+def _fit(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    return text[: width - 1] + "…" if width > 1 else "…"

@@ -1,0 +1,53 @@
+"""Status glyphs and the spinner shared by the goal tree and the status line.
+
+Only single-cell characters, so columns line up in every terminal.
+"""
+
+from __future__ import annotations
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+GOAL_ICONS: dict[str, str] = {
+    "pending": "○",
+    "active": "◐",  # replaced by a spinner frame while animating
+    "completed": "✓",
+    "validated": "✓",
+    "failed": "✗",
+    "suspended": "‖",
+    "blocked": "⊘",
+    "awaiting_clarification": "?",
+    "cancelled": "⊗",
+}
+
+STEP_ICONS: dict[str, str] = {
+    "pending": "·",
+    "active": "◐",
+    "completed": "✓",
+    "failed": "✗",
+    "skipped": "↷",
+}
+
+STATUS_WORDS: dict[str, str] = {
+    "pending": "pending",
+    "active": "active",
+    "completed": "completed",
+    "validated": "validated",
+    "failed": "failed",
+    "suspended": "suspended",
+    "blocked": "blocked",
+    "awaiting_clarification": "awaiting clarification",
+    "cancelled": "cancelled",
+    "skipped": "skipped",
+}
+
+
+def spinner_frame(tick: int) -> str:
+    return SPINNER[tick % len(SPINNER)]
+
+
+def status_icon(status: str, tick: int | None, *, step: bool = False) -> str:
+    """The glyph for a status; ``tick`` animates ``active`` (None: still frame)."""
+    if status == "active" and tick is not None:
+        return spinner_frame(tick)
+    table = STEP_ICONS if step else GOAL_ICONS
+    return table.get(status, "•")

@@ -1,0 +1,107 @@
+"""StatusLine: model, provider status, thread, iteration, tokens and elapsed time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from textual.content import Content
+from textual.widgets import Static
+
+from soothe.widgets.icons import spinner_frame
+
+PROVIDER_STYLES = {
+    "reachable": ("●", "$success", "reachable"),
+    "unreachable": ("●", "$error", "unreachable"),
+    "demo": ("●", "$warning", "demo"),
+    "unknown": ("○", "$text-muted", "connecting…"),
+    "offline": ("●", "$error", "engine unavailable"),
+}
+
+
+@dataclass(frozen=True)
+class StatusInfo:
+    model: str = "…"
+    provider: str = "unknown"
+    thread: str = ""
+    iteration: int = 0
+    max_iterations: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    elapsed: float | None = None
+    running: bool = False
+    spinner: int | None = 0
+
+
+def _tokens(count: int) -> str:
+    if count < 1000:
+        return str(count)
+    if count < 100_000:
+        return f"{count / 1000:.1f}k"
+    return f"{count // 1000}k"
+
+
+def _elapsed(seconds: float) -> str:
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def render_status(info: StatusInfo, width: int = 200) -> Content:
+    """The status text; below ~110 columns the labels go and the thread id shortens."""
+    compact = width < 110
+    dot, style, word = PROVIDER_STYLES.get(info.provider, PROVIDER_STYLES["unknown"])
+    sep = (" │ ", "$text-muted")
+    parts: list[tuple[str, str] | str] = []
+    if info.running:
+        frame = spinner_frame(info.spinner) if info.spinner is not None else "◐"
+        parts += [(frame if compact else f"{frame} running", "$warning"), sep]
+    elif not compact:
+        parts += [("idle", "$text-muted"), sep]
+    parts += [(info.model, "bold"), " ", (dot, style), " ", (word, style)]
+    if info.thread:
+        label = () if compact else (("thread ", "$text-muted"),)
+        parts += [sep, *label, _short(info.thread, 10 if compact else 14)]
+    if info.max_iterations:
+        label = () if compact else (("iter ", "$text-muted"),)
+        parts += [sep, *label, f"{info.iteration}/{info.max_iterations}"]
+    tokens = (
+        f"{_tokens(info.tokens_in)}↑ {_tokens(info.tokens_out)}↓"
+        if compact
+        else (f"{_tokens(info.tokens_in)} in · {_tokens(info.tokens_out)} out")
+    )
+    parts += [sep, ("tok ", "$text-muted"), tokens]
+    if info.elapsed is not None:
+        parts += [sep, _elapsed(info.elapsed)]
+    return Content.assemble(*parts)
+
+
+def _short(thread_id: str, width: int) -> str:
+    return thread_id if len(thread_id) <= width else thread_id[: width - 1] + "…"
+
+
+class StatusLine(Static):
+    DEFAULT_CSS = """
+    StatusLine {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+        color: $foreground;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        self.info = StatusInfo()
+        super().__init__(render_status(self.info), id=id)
+
+    def set(self, **changes: object) -> None:
+        info = replace(self.info, **changes)  # type: ignore[arg-type]
+        if info != self.info:
+            self.info = info
+            self._redraw()
+
+    def _redraw(self) -> None:
+        self.update(render_status(self.info, self.size.width or 200))
+
+    def on_resize(self) -> None:
+        self._redraw()

@@ -1,0 +1,167 @@
+"""StepStream: the live stream of the selected goal, step or the whole conversation.
+
+It shows one Transcript at a time: notes, streamed text (StreamText), tool calls
+(ToolCallBlock) and final answers (one Markdown widget each, set once). The event handler
+calls ``touch`` with the segments that changed in a batch; only the visible transcript is
+ever rendered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widget import Widget
+from textual.widgets import Static
+
+from soothe.widgets.stream_text import StreamText
+from soothe.widgets.tool_call import ToolCallBlock
+from soothe.widgets.transcript import Answer, Note, Segment, TextRun, ToolRun, Transcript
+
+if TYPE_CHECKING:
+    from textual.widgets import Markdown
+
+EMPTY_TEXT = "Type a request below and press enter — or /goal TEXT to queue a goal. F1 for help."
+MAX_BLOCKS = 300
+STREAM_MAX_LINES = 2000
+
+NOTE_ICONS = {
+    "user": "› ",
+    "plan": "◇ ",
+    "step": "▸ ",
+    "ok": "✓ ",
+    "warn": "! ",
+    "error": "✗ ",
+    "info": "",
+    "reasoning": "",
+}
+
+
+def _markdown(text: str) -> Markdown:
+    from textual.widgets import Markdown  # markdown-it costs ~30 ms: only when needed
+
+    return Markdown(text, classes="answer")
+
+
+class StepStream(VerticalScroll):
+    DEFAULT_CSS = """
+    StepStream {
+        padding: 0 1;
+        scrollbar-size-vertical: 1;
+    }
+    StepStream > .note { width: 1fr; height: auto; }
+    StepStream > .-user { color: $primary; text-style: bold; margin-top: 1; }
+    StepStream > .-plan { color: $secondary; }
+    StepStream > .-step { color: $accent; margin-top: 1; }
+    StepStream > .-ok { color: $success; }
+    StepStream > .-warn { color: $warning; }
+    StepStream > .-error { color: $error; text-style: bold; }
+    StepStream > .-info { color: $text-muted; }
+    StepStream > .-reasoning { color: $text-muted; text-style: italic; }
+    StepStream > .run-label { color: $text-muted; }
+    StepStream > StreamText { color: $foreground; padding-left: 2; }
+    StepStream > .answer {
+        margin: 1 0 0 0;
+        padding: 0 1;
+        background: $boost;
+        border-left: outer $success;
+    }
+    StepStream > .answer > MarkdownParagraph:last-child { margin-bottom: 0; }
+    StepStream > .empty { color: $text-muted; margin-top: 1; text-align: center; }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.can_focus = True
+        self.transcript: Transcript | None = None
+        self._blocks: dict[int, Widget] = {}
+        self._empty: Static | None = None
+        self.follow = True
+
+    @property
+    def key(self) -> str | None:
+        return self.transcript.key if self.transcript is not None else None
+
+    def show(self, transcript: Transcript) -> None:
+        """Replace what is shown with ``transcript`` (bounded to the last MAX_BLOCKS)."""
+        self.transcript = transcript
+        self.border_title = transcript.title
+        self._blocks.clear()
+        segments = list(transcript.segments)[-MAX_BLOCKS:]
+        widgets = [self._block(segment) for segment in segments]
+        self._empty = None
+        if not widgets:
+            self._empty = Static(EMPTY_TEXT, classes="empty")
+            widgets = [self._empty]
+        with self.app.batch_update():
+            self.remove_children()
+            self.mount_all(widgets)
+        self.follow = True
+        self.scroll_end(animate=False)
+
+    def touch(self, segments: Iterable[Segment]) -> None:
+        """Bring the view up to date with segments that were added or changed.
+
+        The view follows the end of the stream unless the user scrolled up; scrolling back
+        to the end resumes following. (Textual's ``anchor()`` pins short content to the
+        bottom of the view, so following is done here.)
+        """
+        self.follow = self.max_scroll_y == 0 or self.scroll_y >= self.max_scroll_y - 1
+        self._touch(segments)
+        if self.follow:
+            self.scroll_end(animate=False)
+
+    def _touch(self, segments: Iterable[Segment]) -> None:
+        new: list[Widget] = []
+        for segment in segments:
+            block = self._blocks.get(id(segment))
+            if block is None:
+                new.extend(self._label(segment))
+                new.append(self._block(segment))
+            elif isinstance(segment, TextRun) and isinstance(block, StreamText):
+                block.append(segment.since(block.seen))
+                block.seen = segment.total
+            elif isinstance(segment, ToolRun) and isinstance(block, ToolCallBlock):
+                block.sync(segment)
+        if not new:
+            return
+        existing = list(self.children)
+        if self._empty is not None:
+            existing.remove(self._empty)
+            self._empty.remove()
+            self._empty = None
+        excess = len(existing) + len(new) - MAX_BLOCKS
+        self.mount_all(new)
+        if excess > 0:
+            old = existing[:excess]
+            gone = {id(w) for w in old}
+            self._blocks = {k: w for k, w in self._blocks.items() if id(w) not in gone}
+            self.remove_children(old)
+
+    def stream_line_count(self) -> int:
+        """Rows held by all StreamText blocks (what the cap bounds)."""
+        return sum(block.line_count for block in self.query(StreamText))
+
+    def _label(self, segment: Segment) -> list[Widget]:
+        if isinstance(segment, TextRun) and segment.label:
+            return [Static(Content(segment.label), classes="run-label")]
+        return []
+
+    def _block(self, segment: Segment) -> Widget:
+        block: Widget
+        if isinstance(segment, Note):
+            icon = NOTE_ICONS.get(segment.kind, "")
+            block = Static(Content(icon + segment.text), classes=f"note -{segment.kind}")
+        elif isinstance(segment, TextRun):
+            block = StreamText(segment.text, max_lines=STREAM_MAX_LINES)
+            block.seen = segment.total
+        elif isinstance(segment, ToolRun):
+            block = ToolCallBlock(segment)
+        elif isinstance(segment, Answer):
+            block = _markdown(segment.text)
+        else:  # pragma: no cover - exhaustive over Segment
+            raise TypeError(type(segment))
+        self._blocks[id(segment)] = block
+        return block

@@ -1,0 +1,197 @@
+"""Start-up: light imports, no server, engine missing, config themes and keymaps, help."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from soothe.app.main import SootheApp
+from soothe.app.screens.help import HelpScreen
+from soothe.engine.config import Settings
+from soothe.widgets.goal_tree import GoalTree
+from soothe.widgets.notice import Notice
+from tests.app.conftest import settle, submit
+from tests.app.fake_session import FakeSession
+
+HEAVY = ("langchain", "langgraph", "ollama", "openai", "httpx", "aiosqlite", "markdown_it")
+
+
+def test_app_module_imports_nothing_heavy() -> None:
+    code = (
+        "import sys, soothe.app.main, soothe.app.tui\n"
+        f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})\n"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+async def test_no_server_start_says_so_and_offers_demo(make_app, session: FakeSession) -> None:
+    session.provider_status = "unreachable"
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        assert app.is_running
+        assert app.main.status.info.provider == "unreachable"
+        notice = app.main.query_one(Notice)
+        assert notice.border_title == "No model server"
+        assert "ollama serve" in notice.body and "ollama pull qwen2.5:7b" in notice.body
+        await pilot.click("#notice-demo")
+        await settle(app, pilot)
+        assert ("use_demo", ()) in session.calls
+        assert not list(app.main.query(Notice))
+        assert app.main.status.info.provider == "demo"
+        assert app.main.status.info.model == "demo model"
+        await submit(app, pilot, "hi")
+        await settle(app, pilot)
+        assert app.handler.answers[""] == "echo: hi"
+
+
+async def test_no_server_notice_can_be_dismissed(make_app, session: FakeSession) -> None:
+    session.provider_status = "unreachable"
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.click("#notice-dismiss")
+        await pilot.pause()
+        assert not list(app.main.query(Notice))
+        assert ("use_demo", ()) not in session.calls
+        assert app.main.status.info.provider == "unreachable"
+
+
+async def test_missing_engine_still_opens(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(self: SootheApp) -> FakeSession:
+        raise ModuleNotFoundError("No module named 'soothe.engine.session'")
+
+    monkeypatch.setattr(SootheApp, "_build_session", broken)
+    app = SootheApp(settings, animate=False, clock=lambda: 0.0)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        notice = app.main.query_one(Notice)
+        assert notice.border_title == "Engine unavailable"
+        assert "soothe.engine.session" in notice.body
+        assert app.main.status.info.provider == "offline"
+        await submit(app, pilot, "hello")
+        await settle(app, pilot)
+        assert app.is_running
+        assert any("engine is not available" in n.message for n in app._notifications)
+
+
+async def test_session_start_failure_is_reported(make_app, session: FakeSession) -> None:
+    session.start_error = RuntimeError("database is locked")
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        assert "database is locked" in app.main.query_one(Notice).body
+        assert app.is_running
+
+
+async def test_first_frame_comes_before_the_session_starts(make_app, session: FakeSession) -> None:
+    from tests.app.fake_session import Gate
+
+    session.start_gate = Gate()
+    painted: list[bool] = []
+    app = make_app(on_first_frame=lambda a: painted.append(session.started))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await session.start_gate.reached.wait()
+        assert painted == [False]
+        assert app.main.status.info.provider == "unknown"
+        session.start_gate.open()
+        await settle(app, pilot)
+        assert session.started and app.main.status.info.provider == "reachable"
+
+
+async def test_theme_from_config_and_switching(settings: Settings, session: FakeSession) -> None:
+    settings.ui.theme = "soothe-dusk"
+    app = SootheApp(settings, session=session, animate=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        assert app.theme == "soothe-dusk"
+        await submit(app, pilot, "/theme soothe-high-contrast")
+        await pilot.pause()
+        assert app.theme == "soothe-high-contrast"
+        await submit(app, pilot, "/theme nope")
+        await pilot.pause()
+        assert app.theme == "soothe-high-contrast"
+        assert any("unknown theme 'nope'" in n.message for n in app._notifications)
+
+
+async def test_unknown_config_theme_falls_back(settings: Settings, session: FakeSession) -> None:
+    settings.ui.theme = "missing"
+    app = SootheApp(settings, session=session, animate=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        assert app.theme == "soothe-dark"
+        assert any("unknown theme 'missing'" in n.message for n in app._notifications)
+
+
+async def test_user_theme_from_the_config_dir(
+    tmp_path: Path, settings: Settings, session: FakeSession
+) -> None:
+    themes = tmp_path / "config" / "soothe" / "themes"
+    themes.mkdir(parents=True)
+    (themes / "paper.toml").write_text(
+        'primary = "#335577"\ndark = false\n[variables]\nborder = "#335577"\n'
+    )
+    (themes / "broken.toml").write_text('primary = "not a colour"\n')
+    settings.ui.theme = "paper"
+    app = SootheApp(settings, session=session, animate=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        assert app.theme == "paper"
+        assert any("broken.toml" in n.message for n in app._notifications)
+
+
+async def test_keymap_override_by_binding_id(settings: Settings, session: FakeSession) -> None:
+    settings.ui.keymap = {"app.focus_goals": "ctrl+o", "no.such.binding": "x"}
+    app = SootheApp(settings, session=session, animate=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+g")
+        assert not isinstance(app.focused, GoalTree)
+        await pilot.press("ctrl+o")
+        assert isinstance(app.focused, GoalTree)
+        assert any("no.such.binding" in n.message for n in app._notifications)
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        text = str(app.screen.query_one("#help-text").render())
+        assert "ctrl+o" in text and "app.focus_goals" in text and "/autonomous" in text
+        await pilot.press("f1")
+        assert app.screen is app.main
+
+
+async def test_evidence_panel_toggles_with_ctrl_e(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        evidence = app.main.evidence
+        assert not evidence.display  # narrow screen: hidden by default
+        await pilot.press("ctrl+e")
+        assert evidence.display and evidence.has_focus
+        await pilot.press("ctrl+e")
+        assert not evidence.display and app.prompt.has_focus
+
+
+async def test_evidence_shows_on_wide_screens_and_opens_entries(make_app, session) -> None:
+    from soothe.app.screens.dialogs import EvidenceDialog
+    from tests.app.scripts import agentic_script
+
+    session.script = lambda text, auto: agentic_script()
+    app = make_app()
+    async with app.run_test(size=(140, 36)) as pilot:
+        await settle(app, pilot)
+        assert app.main.evidence.display
+        await submit(app, pilot, "go")
+        await settle(app, pilot)
+        await pilot.press("ctrl+e")  # visible but not focused: focus it
+        assert app.main.evidence.has_focus
+        await pilot.press("down", "enter")
+        assert isinstance(app.screen, EvidenceDialog)
+        assert app.screen.entry.content.startswith("# Soothe")
+        await pilot.press("escape")
+        assert app.screen is app.main

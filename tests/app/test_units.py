@@ -1,0 +1,186 @@
+"""Pure pieces: wrapping, the capped stream text, transcripts, commands, themes, keymap."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from textual.theme import Theme
+
+from soothe.app.commands import parse, unescape
+from soothe.app.keymap import all_ids, help_rows, validate_keymap
+from soothe.themes import BUILTIN_THEMES, ThemeFileError, load_theme_file, load_user_themes
+from soothe.widgets.status_line import StatusInfo, render_status
+from soothe.widgets.stream_text import StreamText
+from soothe.widgets.transcript import MAX_TEXT_CHARS, TextRun, Transcript
+from soothe.widgets.wrap import clean, wrap_line
+
+
+def test_wrap_line_breaks_after_spaces_and_splits_long_words() -> None:
+    assert wrap_line("hello world this is", 11) == ["hello world ", "this is"]
+    assert wrap_line("hello world this is", 10) == ["hello ", "world this ", "is"]
+    assert wrap_line("abcdefghijklmnopqrstuvwxyz", 10) == ["abcdefghij", "klmnopqrst", "uvwxyz"]
+    assert wrap_line("", 10) == [""]
+    assert wrap_line("日本語のテキスト", 6) == ["日本語", "のテキ", "スト"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    words=st.lists(st.text(alphabet="ab 日", min_size=0, max_size=14), min_size=1, max_size=40),
+    width=st.integers(min_value=2, max_value=30),
+)
+def test_incremental_wrap_equals_full_wrap(words: list[str], width: int) -> None:
+    text = "".join(words)
+    rows: list[str] = []
+    tail = ""
+    for piece in words:
+        if not piece:
+            continue
+        wrapped = wrap_line(tail + piece, width)
+        rows.extend(wrapped[:-1])
+        tail = wrapped[-1]
+    assert "".join([*rows, tail]) == text
+    assert [*rows, tail] == wrap_line(text, width)
+
+
+def test_stream_text_appends_wraps_and_caps() -> None:
+    widget = StreamText(max_lines=5)
+    widget._rewrap(10)
+    widget.append("one two three four\nfive")
+    assert widget.rows() == ["one two ", "three four", "five"]
+    widget.append(" six seven")
+    assert widget.rows() == ["one two ", "three four", "five six ", "seven"]
+    widget.append("\n".join(f"line{i}" for i in range(20)))
+    assert len(widget.rows()) == 5 and widget.rows()[-1] == "line19"
+    assert widget.dropped_rows > 0
+    widget._rewrap(40)  # a resize re-wraps what is kept
+    assert widget.rows()[-1] == "line19" and len(widget.rows()) <= 5
+
+
+def test_stream_text_cleans_control_characters() -> None:
+    assert clean("a\tb\r\nc\x07") == "a   b\nc\ufffd"
+
+
+def test_transcript_joins_a_stream_and_labels_interleaved_steps() -> None:
+    transcript = Transcript("conversation", "Conversation")
+    transcript.note("G1/S1 start", "step", stream="G1/S1")
+    first = transcript.text("G1/S1", "hello ", label="G1/S1 ›")
+    assert transcript.text("G1/S1", "world", label="G1/S1 ›") is first
+    assert first.label == "" and first.text == "hello world"
+    other = transcript.text("G1/S2", "x", label="G1/S2 ›")
+    back = transcript.text("G1/S1", "!", label="G1/S1 ›")
+    assert other.label == "G1/S2 ›" and back is not first and back.label == "G1/S1 ›"
+
+
+def test_text_run_keeps_a_bounded_tail_and_reports_new_text() -> None:
+    run = TextRun(stream="s")
+    for _ in range(5):
+        run.add("x" * (MAX_TEXT_CHARS // 2))
+    assert run.kept <= MAX_TEXT_CHARS
+    assert run.total == 5 * (MAX_TEXT_CHARS // 2)
+    seen = run.total
+    run.add("tail")
+    assert run.since(seen) == "tail"
+    assert run.since(0) == run.text
+
+
+def test_slash_command_parsing() -> None:
+    goal = parse("/goal Write the docs ")
+    assert goal is not None and (goal.name, goal.arg, goal.problem()) == (
+        "goal",
+        "Write the docs",
+        None,
+    )
+    assert parse("/goal").problem() == "usage: /goal TEXT"  # type: ignore[union-attr]
+    skill = parse("/skill:review src/")
+    assert skill is not None and (skill.name, skill.raw) == ("skill", "/skill:review src/")
+    assert parse("/skill: x").problem() == "usage: /skill:NAME args"  # type: ignore[union-attr]
+    assert parse("/frobnicate").problem().startswith("unknown command")  # type: ignore[union-attr]
+    assert parse("plain text") is None
+    assert parse("//etc/passwd is a path") is None
+    assert unescape("//etc/passwd is a path") == "/etc/passwd is a path"
+
+
+def test_builtin_themes() -> None:
+    assert {"soothe-dark", "soothe-light", "soothe-high-contrast", "soothe-dusk"} <= set(
+        BUILTIN_THEMES
+    )
+    assert not BUILTIN_THEMES["soothe-light"].dark
+    assert all(isinstance(theme, Theme) for theme in BUILTIN_THEMES.values())
+
+
+def test_user_theme_files(tmp_path: Path) -> None:
+    good = tmp_path / "paper.toml"
+    good.write_text('primary = "#335577"\nbackground = "#FAFAF7"\ndark = false\ntext_alpha = 1\n')
+    theme = load_theme_file(good)
+    assert (theme.name, theme.primary, theme.dark, theme.text_alpha) == (
+        "paper",
+        "#335577",
+        False,
+        1.0,
+    )
+    cases = {
+        "nocolour.toml": ('primary = "nope"\n', "not a colour"),
+        "unknown.toml": ('primary = "#fff"\nsparkle = true\n', "unknown key 'sparkle'"),
+        "missing.toml": ("dark = true\n", "primary: required"),
+        "bad.toml": ("primary = \n", "not valid TOML"),
+        "types.toml": ('primary = "#fff"\ndark = "yes"\n', "dark: expected bool"),
+    }
+    for name, (body, problem) in cases.items():
+        path = tmp_path / name
+        path.write_text(body)
+        with pytest.raises(ThemeFileError, match=problem):
+            load_theme_file(path)
+    themes, problems = load_user_themes(tmp_path)
+    assert [t.name for t in themes] == ["paper"]
+    assert len(problems) == len(cases)
+    assert load_user_themes(tmp_path / "absent") == ([], [])
+
+
+def test_keymap_validation_and_help_rows() -> None:
+    assert validate_keymap({"tree.cancel": "delete"}) == []
+    assert validate_keymap({"tree.nope": "x"}) == [
+        "ui.keymap: unknown binding id 'tree.nope' (F1 lists them)"
+    ]
+    assert validate_keymap({"tree.cancel": " "}) == ["ui.keymap: 'tree.cancel' has no keys"]
+    rows = dict(help_rows({"tree.cancel": "delete"}))
+    assert ("delete", "Cancel", "tree.cancel") in rows["Goal tree (focused)"]
+    assert {
+        "app.interrupt",
+        "app.focus_goals",
+        "app.evidence",
+        "app.threads",
+        "app.help",
+        "app.quit",
+        "app.command_palette",
+    } <= all_ids()
+
+
+def test_status_line_text() -> None:
+    info = StatusInfo(
+        model="qwen2.5:7b",
+        provider="reachable",
+        thread="t-1",
+        iteration=2,
+        max_iterations=8,
+        tokens_in=12_345,
+        tokens_out=678,
+        elapsed=75.0,
+        running=True,
+        spinner=None,
+    )
+    assert render_status(info).plain == (
+        "◐ running │ qwen2.5:7b ● reachable │ thread t-1 │ iter 2/8 │ tok 12.3k in · 678 out │ 1:15"
+    )
+    assert render_status(StatusInfo(provider="unreachable")).plain.startswith(
+        "idle │ … ● unreachable"
+    )
+
+
+def test_wrap_is_fast_enough_for_streaming() -> None:
+    rng = random.Random(7)
+    text = " ".join(rng.choice(["a", "bb", "ccc", "dddd", "eeeeeeeeeeeee"]) for _ in range(5000))
+    assert "".join(wrap_line(text, 37)) == text

@@ -1,0 +1,375 @@
+"""SQLite persistence for the ContextEngine: schema, migrations, atomic writes, loading.
+
+One database file in WAL mode, opened through aiosqlite with autocommit off the table
+(``isolation_level=None``): every change the engine makes is a list of statements run as
+ONE callable on aiosqlite's worker thread between ``BEGIN IMMEDIATE`` and ``COMMIT``, so no
+other coroutine sharing the connection can slip a statement into the middle of it, and a
+failure rolls the whole change back.
+
+The schema version is ``PRAGMA user_version`` and belongs to this module. Other modules that
+keep tables in the same file track their own versions in ``module_versions`` (see
+``ContextEngine.migrate_module``).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import aiosqlite
+
+from soothe.engine.context.errors import StoreError
+from soothe.engine.context.models import (
+    EvidenceEntry,
+    GoalNode,
+    LedgerEntry,
+    StepNode,
+    ThreadRecord,
+)
+
+T = TypeVar("T")
+
+Op = tuple[str, Sequence[Any]]
+
+MIGRATIONS: list[list[str]] = [
+    # v1
+    [
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        """CREATE TABLE goals (
+            id TEXT PRIMARY KEY, seq INTEGER NOT NULL, description TEXT NOT NULL,
+            priority INTEGER NOT NULL, status TEXT NOT NULL, parent_id TEXT,
+            source TEXT NOT NULL, retry_count INTEGER NOT NULL, max_retries INTEGER NOT NULL,
+            send_back_count INTEGER NOT NULL, max_send_backs INTEGER NOT NULL,
+            attempts_after_crash INTEGER NOT NULL, topic TEXT NOT NULL, findings TEXT NOT NULL,
+            report TEXT NOT NULL, error TEXT NOT NULL, thread_id TEXT NOT NULL, loop_id TEXT,
+            created_at REAL NOT NULL, updated_at REAL NOT NULL, started_at REAL,
+            finished_at REAL)""",
+        "CREATE INDEX goals_thread ON goals (thread_id)",
+        """CREATE TABLE goal_edges (
+            kind TEXT NOT NULL, src TEXT NOT NULL, dst TEXT NOT NULL,
+            PRIMARY KEY (kind, src, dst))""",
+        "CREATE INDEX goal_edges_dst ON goal_edges (dst)",
+        """CREATE TABLE steps (
+            goal_id TEXT NOT NULL, id TEXT NOT NULL, position INTEGER NOT NULL,
+            description TEXT NOT NULL, kind TEXT NOT NULL, status TEXT NOT NULL,
+            dependencies TEXT NOT NULL, dropped_dependencies TEXT NOT NULL,
+            iteration INTEGER NOT NULL, expected_output TEXT NOT NULL, questions TEXT NOT NULL,
+            result_summary TEXT NOT NULL, error TEXT NOT NULL, tokens INTEGER NOT NULL,
+            duration_s REAL NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL,
+            PRIMARY KEY (goal_id, id))""",
+        """CREATE TABLE evidence (
+            id TEXT PRIMARY KEY, goal_id TEXT NOT NULL, n INTEGER NOT NULL, kind TEXT NOT NULL,
+            summary TEXT NOT NULL, content TEXT NOT NULL, step_id TEXT,
+            created_at REAL NOT NULL)""",
+        "CREATE INDEX evidence_goal ON evidence (goal_id, n)",
+        """CREATE TABLE ledger (
+            id INTEGER PRIMARY KEY, goal_id TEXT, thread_id TEXT NOT NULL, role TEXT NOT NULL,
+            content TEXT NOT NULL, phase TEXT NOT NULL, created_at REAL NOT NULL)""",
+        "CREATE INDEX ledger_goal ON ledger (goal_id)",
+        "CREATE INDEX ledger_thread ON ledger (thread_id)",
+        """CREATE TABLE threads (
+            id TEXT PRIMARY KEY, title TEXT NOT NULL, created_at REAL NOT NULL,
+            last_active REAL NOT NULL)""",
+        """CREATE TABLE thread_messages (
+            id INTEGER PRIMARY KEY, thread_id TEXT NOT NULL, role TEXT NOT NULL,
+            content TEXT NOT NULL, created_at REAL NOT NULL)""",
+        "CREATE INDEX thread_messages_thread ON thread_messages (thread_id, id)",
+        "CREATE TABLE module_versions (module TEXT PRIMARY KEY, version INTEGER NOT NULL)",
+    ],
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+GOAL_COLUMNS: tuple[str, ...] = (
+    "id",
+    "seq",
+    "description",
+    "priority",
+    "status",
+    "parent_id",
+    "source",
+    "retry_count",
+    "max_retries",
+    "send_back_count",
+    "max_send_backs",
+    "attempts_after_crash",
+    "topic",
+    "findings",
+    "report",
+    "error",
+    "thread_id",
+    "loop_id",
+    "created_at",
+    "updated_at",
+    "started_at",
+    "finished_at",
+)
+EDGE_KINDS: tuple[str, ...] = ("depends_on", "informs", "conflicts_with")
+STEP_COLUMNS: tuple[str, ...] = (
+    "goal_id",
+    "id",
+    "position",
+    "description",
+    "kind",
+    "status",
+    "dependencies",
+    "dropped_dependencies",
+    "iteration",
+    "expected_output",
+    "questions",
+    "result_summary",
+    "error",
+    "tokens",
+    "duration_s",
+    "created_at",
+    "updated_at",
+)
+_STEP_JSON = ("dependencies", "dropped_dependencies", "questions")
+EVIDENCE_COLUMNS = ("id", "goal_id", "n", "kind", "summary", "content", "step_id", "created_at")
+LEDGER_COLUMNS = ("id", "goal_id", "thread_id", "role", "content", "phase", "created_at")
+
+UPSERT_GOAL = (
+    f"INSERT OR REPLACE INTO goals ({', '.join(GOAL_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(GOAL_COLUMNS))})"
+)
+UPSERT_STEP = (
+    f"INSERT OR REPLACE INTO steps ({', '.join(STEP_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(STEP_COLUMNS))})"
+)
+INSERT_EVIDENCE = (
+    f"INSERT INTO evidence ({', '.join(EVIDENCE_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(EVIDENCE_COLUMNS))})"
+)
+INSERT_LEDGER = (
+    f"INSERT INTO ledger ({', '.join(LEDGER_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(LEDGER_COLUMNS))})"
+)
+INSERT_EDGE = "INSERT OR IGNORE INTO goal_edges (kind, src, dst) VALUES (?, ?, ?)"
+DELETE_EDGE = "DELETE FROM goal_edges WHERE kind = ? AND src = ? AND dst = ?"
+SET_META = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
+
+
+def goal_row(goal: GoalNode) -> tuple[Any, ...]:
+    return tuple(getattr(goal, c) for c in GOAL_COLUMNS)
+
+
+def step_row(step: StepNode) -> tuple[Any, ...]:
+    return tuple(
+        json.dumps(list(getattr(step, c))) if c in _STEP_JSON else getattr(step, c)
+        for c in STEP_COLUMNS
+    )
+
+
+def evidence_row(entry: EvidenceEntry) -> tuple[Any, ...]:
+    return tuple(getattr(entry, c) for c in EVIDENCE_COLUMNS)
+
+
+def ledger_row(entry: LedgerEntry) -> tuple[Any, ...]:
+    return tuple(getattr(entry, c) for c in LEDGER_COLUMNS)
+
+
+def goal_ops(old: GoalNode | None, new: GoalNode | None) -> list[Op]:
+    """The statements that turn the stored ``old`` goal into ``new`` (None: absent)."""
+    ops: list[Op] = []
+    if new is None:
+        if old is not None:
+            ops.append(("DELETE FROM goals WHERE id = ?", (old.id,)))
+            ops.append(("DELETE FROM goal_edges WHERE src = ?", (old.id,)))
+        return ops
+    ops.append((UPSERT_GOAL, goal_row(new)))
+    for kind in EDGE_KINDS:
+        before: tuple[str, ...] = getattr(old, kind) if old is not None else ()
+        after: tuple[str, ...] = getattr(new, kind)
+        if before == after:
+            continue
+        gone = set(before) - set(after)
+        ops.extend((DELETE_EDGE, (kind, new.id, dst)) for dst in before if dst in gone)
+        kept = set(before)
+        ops.extend((INSERT_EDGE, (kind, new.id, dst)) for dst in after if dst not in kept)
+    return ops
+
+
+def _atomically(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        result = fn(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return result
+
+
+def _run_ops(conn: sqlite3.Connection, ops: Sequence[Op]) -> None:
+    execute = conn.execute
+    for sql, params in ops:
+        execute(sql, params)
+
+
+@dataclass
+class Loaded:
+    """Everything read back from the file at open."""
+
+    goals: list[GoalNode] = field(default_factory=list)
+    steps: list[StepNode] = field(default_factory=list)
+    evidence: list[EvidenceEntry] = field(default_factory=list)
+    ledger: list[LedgerEntry] = field(default_factory=list)
+    threads: list[ThreadRecord] = field(default_factory=list)
+    meta: dict[str, str] = field(default_factory=dict)
+    last_message_id: int = 0
+
+
+class Store:
+    def __init__(self, db: aiosqlite.Connection, path: str) -> None:
+        self.db = db
+        self.path = path
+
+    @classmethod
+    async def open(cls, path: str | Path) -> Store:
+        location = str(path)
+        if location != ":memory:":
+            Path(location).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            location = str(Path(location).expanduser())
+        db = await aiosqlite.connect(location, isolation_level=None)
+        try:
+            await db.execute("PRAGMA busy_timeout = 5000")
+            if location != ":memory:":
+                await db.execute("PRAGMA journal_mode = WAL")
+            # WAL + NORMAL: a process crash loses nothing committed; only a power cut can
+            # lose the last transactions.
+            await db.execute("PRAGMA synchronous = NORMAL")
+            store = cls(db, location)
+            await store.migrate()
+        except BaseException:
+            await db.close()
+            raise
+        return store
+
+    async def close(self) -> None:
+        await self.db.close()
+
+    async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(sqlite3_connection)`` on the worker thread inside one transaction."""
+        # aiosqlite has no public "run this callable on your thread"; _execute is the
+        # primitive every public method uses (stable across 0.17-0.22).
+        return await self.db._execute(_atomically, self.db._conn, fn)
+
+    async def write(self, ops: Sequence[Op]) -> None:
+        if ops:
+            await self.run(lambda conn: _run_ops(conn, ops))
+
+    async def migrate(self) -> int:
+        async with self.db.execute("PRAGMA user_version") as cursor:
+            row = await cursor.fetchone()
+        version = int(row[0]) if row else 0
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path}: database schema v{version} is newer than this soothe "
+                f"(v{SCHEMA_VERSION}); upgrade soothe or use another data dir"
+            )
+        for number in range(version + 1, SCHEMA_VERSION + 1):
+            statements = MIGRATIONS[number - 1]
+
+            def apply(
+                conn: sqlite3.Connection, statements: list[str] = statements, number: int = number
+            ) -> None:
+                for sql in statements:
+                    conn.execute(sql)
+                conn.execute(f"PRAGMA user_version = {number}")
+
+            try:
+                await self.run(apply)
+            except sqlite3.Error as exc:
+                raise StoreError(f"{self.path}: migration to v{number} failed: {exc}") from exc
+        return SCHEMA_VERSION
+
+    async def migrate_module(self, module: str, migrations: Sequence[Sequence[str]]) -> int:
+        """Apply the forward migrations of another module that shares this file."""
+
+        def apply(conn: sqlite3.Connection) -> int:
+            row = conn.execute(
+                "SELECT version FROM module_versions WHERE module = ?", (module,)
+            ).fetchone()
+            version = int(row[0]) if row else 0
+            if version > len(migrations):
+                raise StoreError(
+                    f"{self.path}: {module} schema v{version} is newer than this soothe"
+                )
+            for number in range(version + 1, len(migrations) + 1):
+                for sql in migrations[number - 1]:
+                    conn.execute(sql)
+            conn.execute(
+                "INSERT OR REPLACE INTO module_versions (module, version) VALUES (?, ?)",
+                (module, len(migrations)),
+            )
+            return len(migrations)
+
+        return await self.run(apply)
+
+    async def load(self, ledger_max_entries: int = 0) -> Loaded:
+        def read(conn: sqlite3.Connection) -> dict[str, list[Any]]:
+            if ledger_max_entries > 0:
+                row = conn.execute(
+                    "SELECT id FROM ledger ORDER BY id DESC LIMIT 1 OFFSET ?",
+                    (ledger_max_entries - 1,),
+                ).fetchone()
+                if row is not None:
+                    conn.execute("DELETE FROM ledger WHERE id < ?", (row[0],))
+            return {
+                "goals": conn.execute(
+                    f"SELECT {', '.join(GOAL_COLUMNS)} FROM goals ORDER BY seq"
+                ).fetchall(),
+                "edges": conn.execute(
+                    "SELECT kind, src, dst FROM goal_edges ORDER BY rowid"
+                ).fetchall(),
+                "steps": conn.execute(
+                    f"SELECT {', '.join(STEP_COLUMNS)} FROM steps ORDER BY goal_id, position"
+                ).fetchall(),
+                "evidence": conn.execute(
+                    f"SELECT {', '.join(EVIDENCE_COLUMNS)} FROM evidence ORDER BY goal_id, n"
+                ).fetchall(),
+                "ledger": conn.execute(
+                    f"SELECT {', '.join(LEDGER_COLUMNS)} FROM ledger ORDER BY id"
+                ).fetchall(),
+                "threads": conn.execute(
+                    "SELECT id, title, created_at, last_active FROM threads"
+                ).fetchall(),
+                "meta": conn.execute("SELECT key, value FROM meta").fetchall(),
+                "last_message": conn.execute(
+                    "SELECT coalesce(max(id), 0) FROM thread_messages"
+                ).fetchall(),
+            }
+
+        raw = await self.run(read)
+        edges: dict[str, dict[str, list[str]]] = {}
+        for kind, src, dst in raw["edges"]:
+            edges.setdefault(src, {}).setdefault(kind, []).append(dst)
+        loaded = Loaded(meta=dict(raw["meta"]), last_message_id=int(raw["last_message"][0][0]))
+        empty: dict[str, list[str]] = {}
+        for row in raw["goals"]:
+            data = dict(zip(GOAL_COLUMNS, row, strict=True))
+            mine = edges.get(data["id"], empty)
+            for kind in EDGE_KINDS:
+                data[kind] = tuple(mine.get(kind, ()))
+            loaded.goals.append(GoalNode(**data))
+        for row in raw["steps"]:
+            data = dict(zip(STEP_COLUMNS, row, strict=True))
+            for key in _STEP_JSON:
+                data[key] = tuple(json.loads(data[key]))
+            loaded.steps.append(StepNode(**data))
+        loaded.evidence = [
+            EvidenceEntry(**dict(zip(EVIDENCE_COLUMNS, row, strict=True)))
+            for row in raw["evidence"]
+        ]
+        loaded.ledger = [
+            LedgerEntry(**dict(zip(LEDGER_COLUMNS, row, strict=True))) for row in raw["ledger"]
+        ]
+        loaded.threads = [
+            ThreadRecord(id=r[0], title=r[1], created_at=r[2], last_active=r[3])
+            for r in raw["threads"]
+        ]
+        return loaded

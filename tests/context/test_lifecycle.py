@@ -1,0 +1,278 @@
+"""The goal lifecycle: the whole transition table, retries, resume, cancel cascade."""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+
+import pytest
+
+from soothe.engine.context import (
+    GOAL_TRANSITIONS,
+    ContextEngine,
+    GoalNode,
+    GoalNotReady,
+    IllegalTransition,
+)
+from soothe.engine.context.lifecycle import GOAL_STATES
+from soothe.engine.events import EventBase, GoalFailed, GoalStatusChanged
+
+TABLE = {
+    "pending": {"active", "completed", "failed", "suspended", "blocked", "cancelled"},
+    "active": {
+        "completed",
+        "validated",
+        "failed",
+        "suspended",
+        "blocked",
+        "awaiting_clarification",
+        "cancelled",
+        "pending",
+    },
+    "failed": {"pending"},
+    "suspended": {"pending", "completed", "failed", "cancelled"},
+    "blocked": {"pending", "completed", "failed", "cancelled"},
+    "awaiting_clarification": {"pending", "completed", "failed", "cancelled"},
+    "validated": {"completed", "failed", "cancelled"},
+    "cancelled": {"pending"},
+    "completed": set(),
+}
+
+# How to bring a fresh (pending) goal into each state, through allowed moves only.
+ROUTE = {
+    "pending": [],
+    "active": ["active"],
+    "completed": ["completed"],
+    "failed": ["failed"],
+    "suspended": ["suspended"],
+    "blocked": ["blocked"],
+    "cancelled": ["cancelled"],
+    "validated": ["active", "validated"],
+    "awaiting_clarification": ["active", "awaiting_clarification"],
+}
+
+
+def test_table_matches_design() -> None:
+    assert set(GOAL_STATES) == set(TABLE)
+    assert {k: set(v) for k, v in GOAL_TRANSITIONS.items()} == TABLE
+
+
+def test_every_state_is_reachable_from_pending() -> None:
+    seen = {"pending"}
+    queue = deque(["pending"])
+    while queue:
+        for nxt in GOAL_TRANSITIONS[queue.popleft()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                queue.append(nxt)
+    assert seen == set(GOAL_STATES)
+
+
+async def _goal_in(engine: ContextEngine, state: str) -> GoalNode:
+    goal = await engine.create_goal(f"goal in {state}")
+    for step in ROUTE[state]:
+        await engine.transition(goal.id, step)  # type: ignore[arg-type]
+    assert engine.get_goal(goal.id).status == state
+    return engine.get_goal(goal.id)
+
+
+@pytest.mark.parametrize(("src", "dst"), list(itertools.product(GOAL_STATES, GOAL_STATES)))
+async def test_transition_table(
+    engine: ContextEngine, events: list[EventBase], src: str, dst: str
+) -> None:
+    goal = await _goal_in(engine, src)
+    before = len(events)
+    if src == dst:
+        same = await engine.transition(goal.id, dst)  # type: ignore[arg-type]
+        assert same == goal
+        assert len(events) == before, "a move into the current state is a no-op"
+    elif dst in TABLE[src]:
+        moved = await engine.transition(goal.id, dst)  # type: ignore[arg-type]
+        assert moved.status == dst
+        changed = [e for e in events[before:] if isinstance(e, GoalStatusChanged)]
+        assert [(e.from_status, e.to_status, e.goal_id) for e in changed] == [(src, dst, goal.id)]
+    else:
+        with pytest.raises(IllegalTransition) as info:
+            await engine.transition(goal.id, dst)  # type: ignore[arg-type]
+        err = info.value
+        assert (err.goal_id, err.from_status, err.to_status) == (goal.id, src, dst)
+        assert goal.id in str(err) and src in str(err) and dst in str(err)
+        assert engine.get_goal(goal.id).status == src
+        assert len(events) == before
+
+
+async def test_unknown_status_is_refused(engine: ContextEngine) -> None:
+    goal = await engine.create_goal("x")
+    with pytest.raises(IllegalTransition, match="unknown status"):
+        await engine.transition(goal.id, "sleeping")  # type: ignore[arg-type]
+
+
+async def test_failed_to_pending_needs_retries_left(engine: ContextEngine) -> None:
+    goal = await engine.create_goal("x", max_retries=1)
+    await engine.transition(goal.id, "failed")
+    again = await engine.transition(goal.id, "pending")
+    assert again.retry_count == 1
+    await engine.transition(goal.id, "failed")
+    with pytest.raises(IllegalTransition, match="no retries left"):
+        await engine.transition(goal.id, "pending")
+
+
+async def test_fail_goal_retries_then_fails(engine: ContextEngine, events: list[EventBase]) -> None:
+    goal = await engine.create_goal("flaky")  # max_retries 2
+    for attempt in (1, 2):
+        await engine.activate_goal(goal.id, loop_id=f"L{attempt}")
+        back = await engine.fail_goal(goal.id, error=f"boom {attempt}")
+        assert (back.status, back.retry_count, back.error) == (
+            "pending",
+            attempt,
+            f"boom {attempt}",
+        )
+        assert back.loop_id is None
+    await engine.activate_goal(goal.id)
+    final = await engine.fail_goal(goal.id, error="boom 3")
+    assert (final.status, final.retry_count) == ("failed", 2)
+    failed = [e for e in events if isinstance(e, GoalFailed)]
+    assert [e.will_retry for e in failed] == [True, True, False]
+    assert failed[0].loop_id == "L1"
+
+
+async def test_fail_goal_without_retry_fails_at_once(engine: ContextEngine) -> None:
+    goal = await engine.create_goal("x")
+    await engine.activate_goal(goal.id)
+    assert (await engine.fail_goal(goal.id, "bad", allow_retry=False)).status == "failed"
+
+
+async def test_fail_goal_never_resurrects_a_finished_goal(engine: ContextEngine) -> None:
+    for state in ("cancelled", "completed"):
+        goal = await _goal_in(engine, state)
+        with pytest.raises(IllegalTransition, match=f"{state} -> failed"):
+            await engine.fail_goal(goal.id, "late failure report")
+        assert engine.get_goal(goal.id).status == state
+
+
+async def test_fail_goal_retry_from_validated_goes_through_failed(
+    engine: ContextEngine, events: list[EventBase]
+) -> None:
+    goal = await _goal_in(engine, "validated")
+    before = len(events)
+    back = await engine.fail_goal(goal.id, "verification failed")
+    assert (back.status, back.retry_count) == ("pending", 1)
+    moves = [
+        (e.from_status, e.to_status) for e in events[before:] if e.type == "goal.status_changed"
+    ]
+    assert moves == [("validated", "failed"), ("failed", "pending")]
+    assert [e.will_retry for e in events[before:] if isinstance(e, GoalFailed)] == [True]
+
+
+async def test_retry_goal_is_a_user_retry_with_fresh_budget(engine: ContextEngine) -> None:
+    goal = await engine.create_goal("x", max_retries=0)
+    await engine.fail_goal(goal.id, "no retries at all")
+    assert engine.get_goal(goal.id).status == "failed"
+    again = await engine.retry_goal(goal.id)
+    assert (again.status, again.retry_count) == ("pending", 0)
+    with pytest.raises(IllegalTransition):
+        await engine.retry_goal(goal.id)
+
+
+async def test_resume_goal_from_paused_and_cancelled(engine: ContextEngine) -> None:
+    for state in ("suspended", "blocked", "awaiting_clarification", "cancelled"):
+        goal = await _goal_in(engine, state)
+        assert (await engine.resume_goal(goal.id)).status == "pending"
+    done = await _goal_in(engine, "completed")
+    with pytest.raises(IllegalTransition):
+        await engine.resume_goal(done.id)
+
+
+async def test_unblock_only_from_blocked(engine: ContextEngine) -> None:
+    goal = await _goal_in(engine, "blocked")
+    assert (await engine.unblock_goal(goal.id)).status == "pending"
+    assert (await engine.unblock_goal(goal.id)).status == "pending"  # no-op
+    suspended = await _goal_in(engine, "suspended")
+    with pytest.raises(IllegalTransition, match="unblock"):
+        await engine.unblock_goal(suspended.id)
+
+
+async def test_named_helpers_reach_validated_and_awaiting(engine: ContextEngine) -> None:
+    a = await engine.create_goal("a")
+    b = await engine.create_goal("b")
+    await engine.activate_goal(a.id)
+    await engine.activate_goal(b.id)
+    assert (await engine.validate_goal(a.id)).status == "validated"
+    assert (await engine.await_clarification(b.id)).status == "awaiting_clarification"
+    assert (await engine.complete_goal(a.id, findings="ok")).status == "completed"
+    assert (await engine.suspend_goal((await engine.create_goal("c")).id)).status == "suspended"
+    assert (await engine.block_goal((await engine.create_goal("d")).id)).status == "blocked"
+
+
+async def test_timestamps_and_loop_id(engine: ContextEngine) -> None:
+    goal = await engine.create_goal("x")
+    assert goal.started_at is None and goal.finished_at is None
+    active = await engine.activate_goal(goal.id, loop_id="loop-1")
+    assert active.loop_id == "loop-1" and active.started_at is not None
+    done = await engine.complete_goal(goal.id, findings="f", report="r")
+    assert done.finished_at is not None and (done.findings, done.report) == ("f", "r")
+    assert done.updated_at >= done.created_at
+
+
+async def test_cancel_cascades_deepest_first(
+    engine: ContextEngine, events: list[EventBase]
+) -> None:
+    root = await engine.create_goal("root")
+    a = await engine.create_goal("a", parent_id=root.id)
+    a1 = await engine.create_goal("a1", parent_id=a.id)
+    a1x = await engine.create_goal("a1x", parent_id=a1.id)
+    b = await engine.create_goal("b", parent_id=root.id)
+    finished = await engine.create_goal("done already", parent_id=root.id)
+    await engine.complete_goal(finished.id)
+    before = len(events)
+    await engine.cancel_goal(root.id, reason="user said stop")
+    order = [e.goal_id for e in events[before:] if e.type == "goal.cancelled"]
+    assert order == [a1x.id, a1.id, a.id, b.id, root.id]
+    assert engine.get_goal(finished.id).status == "completed"
+    assert all(engine.get_goal(g).status == "cancelled" for g in order)
+    reasons = {e.goal_id: e.reason for e in events[before:] if e.type == "goal.cancelled"}
+    assert reasons[a1x.id] == f"parent {root.id} cancelled: user said stop"
+
+
+async def test_cancel_of_completed_goal_is_refused_before_cascading(engine: ContextEngine) -> None:
+    root = await engine.create_goal("root")
+    child = await engine.create_goal("child", parent_id=root.id)
+    await engine.complete_goal(root.id)
+    with pytest.raises(IllegalTransition):
+        await engine.cancel_goal(root.id)
+    assert engine.get_goal(child.id).status == "pending"
+
+
+async def test_send_back_counts_then_fails(engine: ContextEngine) -> None:
+    goal = await engine.create_goal("verify me")
+    for n in (1, 2, 3):
+        await engine.activate_goal(goal.id)
+        back = await engine.send_back_goal(goal.id, "incomplete")
+        assert (back.status, back.send_back_count) == ("pending", n)
+    await engine.activate_goal(goal.id)
+    final = await engine.send_back_goal(goal.id, "still incomplete")
+    assert final.status == "failed" and "sent back 3 times" in final.error
+
+
+async def test_activation_guards(engine: ContextEngine) -> None:
+    dep = await engine.create_goal("dep")
+    goal = await engine.create_goal("goal", depends_on=[dep.id])
+    with pytest.raises(GoalNotReady, match=f"waiting on {dep.id}"):
+        await engine.activate_goal(goal.id)
+    assert await engine.claim_goal(goal.id) is None
+    rival = await engine.create_goal("rival", conflicts_with=[dep.id])
+    await engine.activate_goal(dep.id)
+    with pytest.raises(GoalNotReady, match="conflicting goal active"):
+        await engine.transition(rival.id, "active")
+    assert await engine.claim_goal(rival.id) is None
+    await engine.complete_goal(dep.id)
+    claimed = await engine.claim_goal(goal.id, loop_id="L")
+    assert claimed is not None and claimed.status == "active" and claimed.loop_id == "L"
+    assert await engine.claim_goal(goal.id) is None  # already active
+
+
+async def test_snapshots_are_frozen(engine: ContextEngine) -> None:
+    goal = await engine.create_goal("x")
+    with pytest.raises(Exception, match="frozen"):
+        goal.status = "completed"  # type: ignore[misc]
+    assert engine.get_goal(goal.id).status == "pending"

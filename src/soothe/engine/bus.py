@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from soothe.engine.events import EventBase, StepToken
+from soothe.engine.events import EventBase, StepToken, next_seq
 
 Listener = Callable[[EventBase], Any]
 
@@ -157,6 +157,8 @@ class EventBus:
                 del self._subs[sub.topic]
 
     def publish(self, event: EventBase) -> EventBase:
+        # Stamped here, not at construction, so seq follows the order subscribers see.
+        event.seq = next_seq()
         self.published += 1
         for topic in topics_of(event):
             for sub in self._subs.get(topic, ()):

@@ -32,7 +32,7 @@ EvidenceKind = Literal["tool", "bootstrap", "ledger"]
 RequestKind = Literal["quiz", "trivial", "simple", "complex"]
 
 
-def _next_seq() -> int:
+def next_seq() -> int:
     return next(_SEQ)
 
 
@@ -41,7 +41,7 @@ class EventBase(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    seq: int = Field(default_factory=_next_seq)
+    seq: int = Field(default_factory=next_seq)
     ts: float = Field(default_factory=time.time)
     thread_id: str = ""
     loop_id: str | None = None

@@ -1,0 +1,176 @@
+"""``soothe -p``: the same engine, rendered for scripts.
+
+stdout carries the final answer (or NDJSON events with --json); stderr carries a compact
+progress line per step when it is a terminal, and one ``error:`` line on failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import IO, Any
+
+from soothe.engine.config import Settings
+from soothe.engine.events import (
+    ApprovalRequested,
+    ClarificationRequested,
+    ErrorEvent,
+    EventBase,
+    FinalAnswer,
+    GoalCreated,
+    PlanCreated,
+    RunFailed,
+    StepCompleted,
+    StepFailed,
+    StepSkipped,
+    StepStarted,
+    ToolCalled,
+)
+from soothe.engine.interact import ApprovalResponse, ClarificationResponse
+
+
+def progress_line(event: EventBase) -> str | None:
+    """One short line per meaningful event, or None for events not worth a line."""
+    step = event.step_id or ""
+    match event:
+        case GoalCreated():
+            return f"goal {event.goal_id}: {event.description[:70]}"
+        case PlanCreated():
+            ids = ", ".join(s.id for s in event.steps)
+            return f"plan ({event.execution_mode}): {ids}"
+        case StepStarted():
+            return f"▸ {step} {event.description[:70]}"
+        case ToolCalled():
+            args = ", ".join(f"{k}={str(v)[:30]}" for k, v in event.args.items())
+            return f"  {step} {event.tool}({args})"
+        case StepCompleted():
+            return f"✓ {step} done ({event.duration_s:.1f}s)"
+        case StepFailed():
+            return f"✗ {step} failed: {event.error[:100]}"
+        case StepSkipped():
+            return f"- {step} skipped: {event.reason[:80]}"
+        case ErrorEvent():
+            return f"! {event.message[:120]}"
+    return None
+
+
+class Answerer:
+    """Answers clarifications and approvals for a headless run, by policy or at the TTY."""
+
+    def __init__(self, session: Any, settings: Settings, stdin: IO[str], stderr: IO[str]) -> None:
+        self.session = session
+        self.settings = settings
+        self.stdin = stdin
+        self.stderr = stderr
+
+    def _interactive(self) -> bool:
+        return self.stdin.isatty()
+
+    async def _prompt(self, text: str) -> str:
+        self.stderr.write(text)
+        self.stderr.flush()
+        line = await asyncio.to_thread(self.stdin.readline)
+        return line.rstrip("\n")
+
+    async def handle(self, event: EventBase) -> None:
+        broker = self.session.broker
+        if isinstance(event, ClarificationRequested):
+            if self.settings.tools.clarify == "ask" and self._interactive():
+                answers = [await self._prompt(f"? {q}\n> ") for q in event.questions]
+                broker.answer(event.request_id, ClarificationResponse(answers=answers))
+            else:
+                broker.answer(event.request_id, ClarificationResponse(outcome="auto"))
+        elif isinstance(event, ApprovalRequested):
+            if self._interactive():
+                args = ", ".join(f"{k}={str(v)[:60]}" for k, v in event.args.items())
+                reply = await self._prompt(f"? allow {event.tool}({args}) [y/N/a=always] ")
+                outcome = {"y": "approve_once", "a": "approve_always"}.get(
+                    reply.strip().lower()[:1], "deny"
+                )
+                broker.answer(event.request_id, ApprovalResponse(outcome=outcome))
+            else:
+                broker.answer(
+                    event.request_id,
+                    ApprovalResponse(
+                        outcome="deny", reason="needs approval: run again with --yes to allow"
+                    ),
+                )
+
+
+async def _run(settings: Settings, args: argparse.Namespace) -> int:
+    from soothe.engine.session import Session
+
+    stdout, stderr = sys.stdout, sys.stderr
+    show_progress = stderr.isatty() and not args.json
+    session = Session(settings, thread_id=args.thread)
+    await session.start()
+    answerer = Answerer(session, settings, sys.stdin, stderr)
+    answer: str | None = None
+    failure: str | None = None
+    last: EventBase | None = None
+    try:
+        if args.thread and session.unfinished_goals():
+            stream = session.resume()
+            if show_progress:
+                stderr.write(f"resuming thread {args.thread}\n")
+            async for event in stream:
+                _emit(event, args.json, show_progress, stdout, stderr)
+                await answerer.handle(event)
+                if isinstance(event, FinalAnswer):
+                    answer, last = event.text, event
+                elif isinstance(event, RunFailed):
+                    failure, last = event.error, event
+        if args.prompt.strip():
+            answer, failure, last = None, None, None
+            async for event in session.run(args.prompt, autonomous=args.autonomous):
+                _emit(event, args.json, show_progress, stdout, stderr)
+                await answerer.handle(event)
+                if isinstance(event, FinalAnswer):
+                    answer, last = event.text, event
+                elif isinstance(event, RunFailed):
+                    failure, last = event.error, event
+    finally:
+        await session.close()
+    if failure is None and answer is None:
+        failure = "the run ended without an answer"
+    if args.json:
+        if last is None or (failure is not None and not isinstance(last, RunFailed)):
+            last = RunFailed(error=failure or "", thread_id=session.thread_id)
+        stdout.write(last.model_dump_json() + "\n")
+        stdout.flush()
+    if failure is not None:
+        stderr.write(f"error: {failure}\n")
+        return 1
+    if not args.json:
+        stdout.write((answer or "").rstrip("\n") + "\n")
+    stdout.flush()
+    return 0
+
+
+def _emit(event: EventBase, as_json: bool, show: bool, stdout: IO[str], err: IO[str]) -> None:
+    if as_json:
+        if isinstance(event, FinalAnswer | RunFailed):
+            return  # written last, after the stream, so scripts can read the final line
+
+        stdout.write(event.model_dump_json() + "\n")
+        stdout.flush()
+        return
+    if show:
+        line = progress_line(event)
+        if line:
+            err.write(line + "\n")
+            err.flush()
+
+
+def run_headless(settings: Settings, args: argparse.Namespace) -> int:
+    from soothe.engine.llm.errors import LLMError
+
+    try:
+        return asyncio.run(_run(settings, args))
+    except LLMError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
+    except LookupError as exc:
+        print(f"error: {str(exc).strip(chr(39))}", file=sys.stderr)
+        return 1

@@ -1,0 +1,71 @@
+"""A thread as a Markdown report: conversation, goals, steps, evidence and answers."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from soothe.engine.context import ContextEngine
+
+ICON = {
+    "completed": "✓",
+    "failed": "✗",
+    "cancelled": "⊘",
+    "skipped": "-",
+    "pending": "○",
+    "active": "▸",
+}
+
+
+def _when(ts: float | None) -> str:
+    if not ts:
+        return ""
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+
+
+async def thread_markdown(context: ContextEngine, thread_id: str) -> str:
+    thread = context.get_thread(thread_id)
+    if thread is None:
+        raise LookupError(f"no thread '{thread_id}'")
+    out = [
+        f"# {thread.title}",
+        "",
+        f"Thread `{thread.id}` · started {_when(thread.created_at)}",
+        "",
+    ]
+    messages = await context.messages(thread_id, limit=1000)
+    if messages:
+        out += ["## Conversation", ""]
+        for msg in messages:
+            out += [f"**{msg.role}:** {msg.content}", ""]
+    goals = context.list_goals(thread_id=thread_id)
+    if goals:
+        out += ["## Goals", ""]
+    for goal in goals:
+        icon = ICON.get(goal.status, "•")
+        out += [f"### {icon} {goal.id} — {goal.description}", ""]
+        meta = [f"status: {goal.status}", f"priority: {goal.priority}"]
+        if goal.depends_on:
+            meta.append("after " + ", ".join(goal.depends_on))
+        if goal.parent_id:
+            meta.append(f"part of {goal.parent_id}")
+        out += [" · ".join(meta), ""]
+        steps = list(context.step_dag(goal.id).steps.values())
+        if steps:
+            out += ["| step | status | description | result |", "|---|---|---|---|"]
+            for step in steps:
+                result = (step.result_summary or step.error or "").replace("|", "\\|")
+                desc = step.description.replace("|", "\\|")
+                out.append(f"| {step.id} | {step.status} | {desc} | {result[:200]} |")
+            out.append("")
+        evidence = context.evidence(goal.id)
+        if evidence:
+            out += ["Evidence:", ""]
+            out += [f"- `{e.id}` ({e.kind}, {e.step_id or '-'}) {e.summary}" for e in evidence]
+            out.append("")
+        if goal.findings:
+            out += ["Answer:", "", goal.findings, ""]
+        if goal.error:
+            out += [f"Error: {goal.error}", ""]
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,216 @@
+"""Executor: runs the ready steps of a goal's step DAG in waves.
+
+The step DAG lives in the ContextEngine; the executor only reads it and reports each
+step's start, result and failure back to it, so a crash between steps loses nothing and
+completed steps are never run twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from soothe.engine.interact import ClarificationRequest, ClarificationResponse, InteractBroker
+
+if TYPE_CHECKING:
+    from soothe.engine.agent.core import CoreAgent
+    from soothe.engine.context import ContextEngine
+
+AUTO_ANSWER = "No answer from the user: use your best judgement."
+
+
+def clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass
+class WaveReport:
+    completed: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    last_answer: str = ""
+    waves: int = 0
+    model_calls: int = 0
+    unknown_dependencies: list[str] = field(default_factory=list)
+
+
+class ClarificationPolicy:
+    """How an ask_user step gets its answers: ask the user, assume, or fail."""
+
+    def __init__(
+        self,
+        mode: Literal["ask", "auto", "fail"],
+        broker: InteractBroker | None,
+        timeout: float | None = None,
+    ) -> None:
+        self.mode = mode
+        self.broker = broker
+        self.timeout = timeout
+
+    async def resolve(
+        self, questions: list[str], ids: dict[str, Any]
+    ) -> tuple[bool, str, Literal["answered", "skipped", "auto", "timeout", "cancelled", "fail"]]:
+        if self.mode == "fail":
+            return False, "clarification needed but the policy is 'fail'", "fail"
+        if self.mode == "auto" or self.broker is None:
+            return True, AUTO_ANSWER, "auto"
+        request = ClarificationRequest(questions=questions, **ids)
+        response: ClarificationResponse = await self.broker.ask(request, timeout=self.timeout)
+        if response.outcome == "answered" and any(a.strip() for a in response.answers):
+            lines = [
+                f"Q: {q}\nA: {a.strip() or '(no answer)'}"
+                for q, a in zip(questions, response.answers, strict=False)
+            ]
+            return True, "\n".join(lines), "answered"
+        if response.outcome == "cancelled":
+            return False, "clarification cancelled", "cancelled"
+        return True, AUTO_ANSWER, response.outcome
+
+
+class Executor:
+    def __init__(
+        self,
+        context: ContextEngine,
+        agent: CoreAgent,
+        clarify: ClarificationPolicy,
+        max_parallel: int = 4,
+    ) -> None:
+        self.context = context
+        self.agent = agent
+        self.clarify = clarify
+        self.max_parallel = max_parallel
+
+    async def run(
+        self,
+        goal_id: str,
+        *,
+        mode: Literal["parallel", "dependency"],
+        ids: dict[str, Any],
+        context_text: str,
+    ) -> WaveReport:
+        report = WaveReport()
+        dag = self.context.step_dag(goal_id)
+        for step in list(dag.steps.values()):
+            if step.status == "active":  # left running by a crash or an interrupt
+                await self.context.reset_step(goal_id, step.id)
+        while True:
+            ready = [s for s in self.context.step_dag(goal_id).ready_steps()]
+            if not ready:
+                break
+            limit = 1 if mode == "dependency" else self.max_parallel
+            wave = ready[:limit]
+            report.waves += 1
+            results = await asyncio.gather(
+                *(self._run_step(goal_id, s, ids, context_text, report) for s in wave)
+            )
+            for step, (ok, answer) in zip(wave, results, strict=True):
+                if ok:
+                    report.completed.append(step.id)
+                    report.last_answer = answer
+                else:
+                    report.failed.append(step.id)
+        for step in self.context.step_dag(goal_id).steps.values():
+            if step.status == "skipped" and step.id not in report.skipped:
+                report.skipped.append(step.id)
+        return report
+
+    async def _run_step(
+        self,
+        goal_id: str,
+        step: Any,
+        ids: dict[str, Any],
+        context_text: str,
+        report: WaveReport,
+    ) -> tuple[bool, str]:
+        step_ids = {**ids, "goal_id": goal_id, "step_id": step.id}
+        started = time.perf_counter()
+        await self.context.start_step(goal_id, step.id)
+        try:
+            if step.kind == "ask_user":
+                ok, answer = await self._ask_user(goal_id, step, step_ids)
+            else:
+                ok, answer = await self._action(goal_id, step, step_ids, context_text, report)
+        except asyncio.CancelledError:
+            await asyncio.shield(
+                self.context.fail_step(goal_id, step.id, "interrupted by the user", cancelled=True)
+            )
+            raise
+        except Exception as exc:  # an engine bug must fail the step, not the app
+            ok, answer = False, f"{type(exc).__name__}: {exc}"
+        duration = time.perf_counter() - started
+        if ok:
+            await self.context.complete_step(
+                goal_id, step.id, summary=clip(answer, 600), duration_s=duration
+            )
+            if answer.strip():
+                await self.context.add_evidence(
+                    goal_id,
+                    kind="ledger",
+                    summary=f"{step.id}: {clip(answer, 160)}",
+                    content=answer,
+                    step_id=step.id,
+                )
+        else:
+            await self.context.fail_step(goal_id, step.id, clip(answer, 400))
+        return ok, answer
+
+    async def _ask_user(self, goal_id: str, step: Any, ids: dict[str, Any]) -> tuple[bool, str]:
+        goal = self.context.get_goal(goal_id)
+        waiting = self.clarify.mode == "ask" and self.clarify.broker is not None
+        if waiting and goal.status == "active":
+            await self.context.await_clarification(goal_id)
+        try:
+            ok, text, outcome = await self.clarify.resolve(list(step.questions), ids)
+        finally:
+            if waiting and self.context.get_goal(goal_id).status == "awaiting_clarification":
+                await asyncio.shield(self._reactivate(goal_id))
+        if ok:
+            label = "answers from the user" if outcome == "answered" else f"clarification {outcome}"
+            await self.context.add_evidence(
+                goal_id,
+                kind="ledger",
+                summary=f"{step.id}: {label}",
+                content=text,
+                step_id=step.id,
+            )
+        return ok, text
+
+    async def _reactivate(self, goal_id: str) -> None:
+        # awaiting_clarification may only go back through pending (DESIGN.md table).
+        await self.context.resume_goal(goal_id)
+        await self.context.activate_goal(goal_id)
+
+    async def _action(
+        self,
+        goal_id: str,
+        step: Any,
+        ids: dict[str, Any],
+        context_text: str,
+        report: WaveReport,
+    ) -> tuple[bool, str]:
+        goal = self.context.get_goal(goal_id)
+        outcome = await self.agent.run_step(
+            goal=goal.description,
+            step_id=step.id,
+            description=step.description,
+            expected_output=getattr(step, "expected_output", "") or "",
+            context_text=context_text,
+            evidence_text=self.context.evidence_summary(goal_id),
+            ids=ids,
+        )
+        report.model_calls += outcome.model_calls
+        for tool in outcome.tool_outcomes:
+            args = ", ".join(f"{k}={clip(str(v), 40)}" for k, v in tool.args.items())
+            await self.context.add_evidence(
+                goal_id,
+                kind="tool",
+                summary=clip(f"{tool.tool}({args}) -> {tool.output}", 160),
+                content=tool.output,
+                step_id=step.id,
+            )
+        if outcome.ok:
+            return True, outcome.answer
+        return False, outcome.error or "step failed"

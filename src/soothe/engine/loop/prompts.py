@@ -1,0 +1,39 @@
+"""Prompt text for the planner and the completion call. Short on purpose: local models."""
+
+from __future__ import annotations
+
+PLANNER_SYSTEM = """You are the planner of Soothe, an agent that works toward a goal in steps.
+Tools the steps can use: read_file, list_dir, glob, grep, write_file, edit_file, run_shell
+(all inside the workspace). Reply with JSON only, matching the schema."""
+
+GENERATE_RULES = """Make a short plan (1-5 steps) for the goal.
+- Step ids look like S-01, S-02. A step lists the ids it needs in "dependencies".
+- Steps without dependencies on each other run in parallel.
+- Use kind "ask_user" with "questions" only when the goal cannot be done without the user's
+  answer; otherwise kind "action".
+- One step is enough when one tool call or one answer reaches the goal.
+- Do not repeat work already shown in the evidence."""
+
+ASSESS_RULES = """Judge progress toward the goal from the evidence and step results.
+status: "done" if the goal is reached, "continue" if the current plan still has useful
+pending steps, "replan" if a new plan is needed (a step failed or the plan is used up).
+require_goal_completion: false when the last step's answer already answers the goal."""
+
+COMPLETE_RULES = """Write the final answer to the goal for the user, using the step results and
+evidence below. Be direct and concise; use Markdown where it helps."""
+
+CLASSIFY_SYSTEM = """Classify the user's request for an agent that can use workspace tools
+(read/list/search files, edit files, run shell commands).
+label: "quiz" = a question answerable from general knowledge with no tools or files
+(then put the full answer in "answer"); "trivial" = a greeting or chit-chat (answer it in
+"answer"); "simple" = needs one or two tool actions; "complex" = needs several steps.
+Reply with JSON only."""
+
+DECOMPOSE_RULES = """Split the goal into 1-4 sub-goals that can each be pursued on their own.
+Give each a short key (A, B, C...). "depends_on" lists keys that must finish first;
+"informs" lists keys whose findings help this one. Reply with JSON only."""
+
+
+def section(title: str, body: str) -> str:
+    body = body.strip()
+    return f"## {title}\n{body}\n" if body else ""

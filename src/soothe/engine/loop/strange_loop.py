@@ -1,0 +1,396 @@
+"""StrangeLoop: one goal, iterated plan -> execute -> record, as a compiled LangGraph.
+
+The graph state holds only plain data (ids, counters, the plan as a dict); goals and
+steps stay in the ContextEngine. The graph checkpoints under ``loop_id`` so a loop that
+was killed resumes from the node it was in, and the executor skips steps the
+ContextEngine already has as completed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
+
+from soothe.engine.events import (
+    IterationCompleted,
+    IterationStarted,
+    PlanAssessed,
+    PlanCreated,
+    PlannedStep,
+    StepToken,
+)
+from soothe.engine.loop import prompts
+from soothe.engine.loop.executor import Executor, clip
+from soothe.engine.loop.planner import LLMPlanner, PlanningContext, PlanningFailed
+from soothe.engine.loop.schemas import PlanGeneration, PlanResult
+
+if TYPE_CHECKING:
+    from soothe.engine.bus import EventBus
+    from soothe.engine.context import ContextEngine
+    from soothe.engine.llm.hub import ModelHub
+
+Intake = Literal["fresh", "continuation"]
+
+
+class LoopState(TypedDict, total=False):
+    goal_id: str
+    loop_id: str
+    thread_id: str
+    intake: str
+    label: str
+    iteration: int
+    max_iterations: int
+    status: str
+    plan: dict[str, Any] | None
+    plans_made: int
+    terminal_after_execute: bool
+    require_goal_completion: bool
+    last_answer: str
+    final_answer: str
+    error: str
+    last_failed: int
+
+
+@dataclass
+class LoopResult:
+    status: Literal["done", "exhausted", "failed"]
+    answer: str
+    iterations: int
+    error: str = ""
+
+
+@dataclass
+class LoopExtras:
+    """Context the runner gathered before the loop (bounded by the runner)."""
+
+    history: str = ""
+    memory: str = ""
+    skill: str = ""
+
+
+class StrangeLoop:
+    def __init__(
+        self,
+        *,
+        context: ContextEngine,
+        hub: ModelHub,
+        executor: Executor,
+        bus: EventBus,
+        checkpointer: Any,
+        max_iterations: int = 8,
+        execution_mode: Literal["parallel", "dependency"] = "parallel",
+    ) -> None:
+        self.context = context
+        self.hub = hub
+        self.planner = LLMPlanner(hub)
+        self.executor = executor
+        self.bus = bus
+        self.checkpointer = checkpointer
+        self.max_iterations = max_iterations
+        self.execution_mode = execution_mode
+        self._extras: dict[str, LoopExtras] = {}
+        self._graph = self._build()
+
+    # --- graph ------------------------------------------------------------------------
+
+    def _build(self) -> Any:
+        from langgraph.graph import END, START, StateGraph
+
+        graph = StateGraph(LoopState)
+        graph.add_node("plan_assess", self._plan_assess)
+        graph.add_node("plan_generate", self._plan_generate)
+        graph.add_node("execute", self._execute)
+        graph.add_node("record_iteration", self._record_iteration)
+        graph.add_node("goal_completion", self._goal_completion)
+        graph.add_conditional_edges(START, self._route_intake, ["plan_assess", "plan_generate"])
+        graph.add_conditional_edges(
+            "plan_assess", self._route_assess, ["plan_generate", "execute", "goal_completion"]
+        )
+        graph.add_conditional_edges("plan_generate", self._route_generated, ["execute", END])
+        graph.add_edge("execute", "record_iteration")
+        graph.add_conditional_edges(
+            "record_iteration", self._route_record, ["plan_assess", "goal_completion"]
+        )
+        graph.add_edge("goal_completion", END)
+        return graph.compile(checkpointer=self.checkpointer)
+
+    @staticmethod
+    def _route_intake(state: LoopState) -> str:
+        fresh = state.get("intake") == "fresh" and not state.get("plan")
+        return "plan_generate" if fresh else "plan_assess"
+
+    @staticmethod
+    def _route_assess(state: LoopState) -> str:
+        if state.get("status") in ("done", "exhausted"):
+            return "goal_completion"
+        return "execute" if state.get("plan") else "plan_generate"
+
+    @staticmethod
+    def _route_generated(state: LoopState) -> str:
+        from langgraph.graph import END
+
+        return END if state.get("status") == "failed" else "execute"
+
+    @staticmethod
+    def _route_record(state: LoopState) -> str:
+        if state.get("status") == "exhausted":
+            return "goal_completion"
+        if state.get("terminal_after_execute") and not state.get("last_failed"):
+            return "goal_completion"
+        return "plan_assess"
+
+    # --- helpers ----------------------------------------------------------------------
+
+    def _ids(self, state: LoopState) -> dict[str, Any]:
+        return {
+            "thread_id": state.get("thread_id", ""),
+            "loop_id": state["loop_id"],
+            "goal_id": state["goal_id"],
+        }
+
+    def _planning_context(self, state: LoopState) -> PlanningContext:
+        goal_id = state["goal_id"]
+        goal = self.context.get_goal(goal_id)
+        extras = self._extras.get(state["loop_id"], LoopExtras())
+        bundle = self.context.project(goal_id)
+        steps = [
+            f"- {s.id} [{s.status}] {clip(s.description, 100)}"
+            + (f" => {clip(s.result_summary or '', 200)}" if s.result_summary else "")
+            + (f" (error: {clip(s.error or '', 120)})" if s.error else "")
+            for s in self.context.step_dag(goal_id).steps.values()
+        ]
+        return PlanningContext(
+            goal=goal.description,
+            projection=bundle.render(),
+            evidence=self.context.evidence_summary(goal_id),
+            steps="\n".join(steps[-10:]),
+            history=extras.history,
+            memory=extras.memory,
+            skill=extras.skill,
+        )
+
+    def _gate(self, state: LoopState) -> bool:
+        return state.get("iteration", 0) >= state.get("max_iterations", self.max_iterations)
+
+    # --- nodes ------------------------------------------------------------------------
+
+    async def _plan_assess(self, state: LoopState) -> dict[str, Any]:
+        if self._gate(state):
+            return {"status": "exhausted"}
+        ids = self._ids(state)
+        try:
+            assessment = await self.planner.assess(self._planning_context(state), ids=ids)
+        except PlanningFailed as exc:
+            # An unreadable assessment is not fatal: plan afresh instead.
+            return {"plan": None, "error": str(exc)}
+        self.bus.publish(
+            PlanAssessed(
+                status=assessment.status,
+                goal_progress=assessment.goal_progress,
+                reasoning=assessment.reasoning,
+                **ids,
+            )
+        )
+        result = PlanResult(
+            status=assessment.status,
+            goal_progress=assessment.goal_progress,
+            plan_action="keep",
+            reasoning=assessment.reasoning,
+            require_goal_completion=assessment.require_goal_completion,
+        )
+        if result.status == "done":
+            return {"status": "done", "require_goal_completion": result.require_goal_completion}
+        has_ready = bool(self.context.step_dag(state["goal_id"]).ready_steps())
+        if result.status == "continue" and has_ready:
+            return {"status": "running"}
+        return {"status": "running", "plan": None}
+
+    async def _plan_generate(self, state: LoopState) -> dict[str, Any]:
+        if self._gate(state):
+            return {"status": "exhausted"}
+        ids = self._ids(state)
+        try:
+            plan = await self.planner.generate(self._planning_context(state), ids=ids)
+        except PlanningFailed as exc:
+            return {"status": "failed", "error": str(exc)}
+        plan = self._rename_colliding(state["goal_id"], plan, state.get("plans_made", 0) + 1)
+        await self.context.set_plan(
+            state["goal_id"],
+            [s.model_dump() for s in plan.steps],
+            state.get("iteration", 0) + 1,
+            unknown_deps="drop",  # small models name steps that do not exist
+        )
+        self.bus.publish(
+            PlanCreated(
+                iteration=state.get("iteration", 0) + 1,
+                steps=[PlannedStep(**s.model_dump()) for s in plan.steps],
+                execution_mode=plan.execution_mode,
+                reasoning=plan.reasoning,
+                **ids,
+            )
+        )
+        first_fresh = state.get("intake") == "fresh" and state.get("plans_made", 0) == 0
+        single = len(plan.steps) == 1 and plan.steps[0].kind == "action"
+        terminal = first_fresh and single and state.get("label") in ("simple", "trivial")
+        result = PlanResult(
+            status="continue",
+            plan_action="new",
+            plan=plan,
+            reasoning=plan.reasoning,
+            terminal_after_execute=terminal,
+            require_goal_completion=not terminal,
+        )
+        return {
+            "status": "running",
+            "plan": plan.model_dump(),
+            "plans_made": state.get("plans_made", 0) + 1,
+            "terminal_after_execute": result.terminal_after_execute,
+            "require_goal_completion": result.require_goal_completion,
+        }
+
+    def _rename_colliding(self, goal_id: str, plan: PlanGeneration, plan_no: int) -> PlanGeneration:
+        existing = set(self.context.step_dag(goal_id).steps)
+        clash = {s.id for s in plan.steps if s.id in existing}
+        if not clash:
+            return plan
+        renamed = {old: f"{old}.{plan_no}" for old in clash}
+        steps = [
+            s.model_copy(
+                update={
+                    "id": renamed.get(s.id, s.id),
+                    "dependencies": [renamed.get(d, d) for d in s.dependencies],
+                }
+            )
+            for s in plan.steps
+        ]
+        return plan.model_copy(update={"steps": steps})
+
+    async def _execute(self, state: LoopState) -> dict[str, Any]:
+        ids = self._ids(state)
+        iteration = state.get("iteration", 0) + 1
+        self.bus.publish(
+            IterationStarted(
+                iteration=iteration,
+                max_iterations=state.get("max_iterations", self.max_iterations),
+                **ids,
+            )
+        )
+        plan = state.get("plan") or {}
+        mode = plan.get("execution_mode") or self.execution_mode
+        if self.execution_mode == "dependency":
+            mode = "dependency"
+        bundle = self.context.project(state["goal_id"])
+        report = await self.executor.run(
+            state["goal_id"], mode=mode, ids=ids, context_text=bundle.render()
+        )
+        await self.context.append_ledger(
+            state["goal_id"],
+            "system",
+            f"iteration {iteration}: completed {report.completed or '-'}, "
+            f"failed {report.failed or '-'}, skipped {report.skipped or '-'}",
+            "execute",
+            thread_id=state.get("thread_id", ""),
+        )
+        return {
+            "last_answer": report.last_answer or state.get("last_answer", ""),
+            "last_failed": len(report.failed) + len(report.skipped),
+            "iteration": iteration,
+        }
+
+    async def _record_iteration(self, state: LoopState) -> dict[str, Any]:
+        ids = self._ids(state)
+        iteration = state.get("iteration", 0)
+        dag = self.context.step_dag(state["goal_id"])
+        done = sum(1 for s in dag.steps.values() if s.status == "completed")
+        failed = sum(1 for s in dag.steps.values() if s.status in ("failed", "skipped"))
+        self.bus.publish(
+            IterationCompleted(
+                iteration=iteration, completed_steps=done, failed_steps=failed, **ids
+            )
+        )
+        update: dict[str, Any] = {}
+        finished = state.get("terminal_after_execute") and not state.get("last_failed")
+        if iteration >= state.get("max_iterations", self.max_iterations) and not finished:
+            update["status"] = "exhausted"
+        if state.get("last_failed"):
+            update["plan"] = None  # a failed plan is replaced, not kept
+        return update
+
+    async def _goal_completion(self, state: LoopState) -> dict[str, Any]:
+        last = state.get("last_answer", "")
+        if not state.get("require_goal_completion", True) and last.strip():
+            return {"final_answer": last, "status": state.get("status") or "done"}
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        ids = self._ids(state)
+        ctx = self._planning_context(state)
+        note = ""
+        if state.get("status") == "exhausted":
+            note = "\nThe iteration limit was reached: say what is done and what is not."
+        messages = [
+            SystemMessage(content=prompts.COMPLETE_RULES + note),
+            HumanMessage(content=ctx.render()),
+        ]
+
+        def on_token(text: str) -> None:
+            self.bus.publish(StepToken(text=text, **ids))
+
+        reply = await self.hub.stream_text(messages, on_token=on_token, ids=ids)
+        answer = reply.content if isinstance(reply.content, str) else str(reply.content)
+        status = state.get("status") if state.get("status") == "exhausted" else "done"
+        return {"final_answer": answer or last, "status": status}
+
+    # --- running ----------------------------------------------------------------------
+
+    async def run(
+        self,
+        *,
+        goal_id: str,
+        loop_id: str,
+        thread_id: str = "",
+        intake: Intake = "fresh",
+        label: str = "complex",
+        extras: LoopExtras | None = None,
+        max_iterations: int | None = None,
+    ) -> LoopResult:
+        """Run (or resume, when a checkpoint for ``loop_id`` exists) the loop to its end."""
+        config = {"configurable": {"thread_id": loop_id}, "recursion_limit": 200}
+        self._extras[loop_id] = extras or LoopExtras()
+        try:
+            snapshot = await self._graph.aget_state(config)
+            if snapshot.next:
+                final = await self._graph.ainvoke(None, config)
+            else:
+                initial: LoopState = {
+                    "goal_id": goal_id,
+                    "loop_id": loop_id,
+                    "thread_id": thread_id,
+                    "intake": intake,
+                    "label": label,
+                    "iteration": 0,
+                    "max_iterations": max_iterations or self.max_iterations,
+                    "status": "running",
+                    "plan": None,
+                    "plans_made": 0,
+                    "terminal_after_execute": False,
+                    "require_goal_completion": True,
+                    "last_answer": "",
+                    "final_answer": "",
+                    "error": "",
+                    "last_failed": 0,
+                }
+                final = await self._graph.ainvoke(initial, config)
+        finally:
+            self._extras.pop(loop_id, None)
+        status = final.get("status", "done")
+        if status == "failed":
+            return LoopResult("failed", "", final.get("iteration", 0), final.get("error", ""))
+        return LoopResult(
+            "exhausted" if status == "exhausted" else "done",
+            final.get("final_answer", ""),
+            final.get("iteration", 0),
+        )
+
+    async def has_checkpoint(self, loop_id: str) -> bool:
+        snapshot = await self._graph.aget_state({"configurable": {"thread_id": loop_id}})
+        return bool(snapshot.next)

@@ -1,0 +1,463 @@
+"""SootheRunner: the one entry point the TUI and the headless CLI both call.
+
+``astream`` routes a request (subagent -> direct, autonomous -> goals, quiz -> answer,
+otherwise the agentic observe-act-verify loop) and yields every event of the run while
+also publishing it on the bus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from soothe.engine.events import (
+    Classified,
+    ErrorEvent,
+    EventBase,
+    FinalAnswer,
+    FinalReport,
+    RunFailed,
+    RunFinished,
+    RunStarted,
+)
+from soothe.engine.loop.executor import clip
+from soothe.engine.loop.planner import PlanningContext, PlanningFailed
+from soothe.engine.loop.strange_loop import LoopExtras, LoopResult, StrangeLoop
+from soothe.engine.skills import UnknownSkill, load_skill, parse_invocation
+
+if TYPE_CHECKING:
+    from soothe.engine.agent.core import CoreAgent
+    from soothe.engine.bus import EventBus
+    from soothe.engine.classify import UnifiedClassifier
+    from soothe.engine.config import Settings
+    from soothe.engine.context import ContextEngine
+    from soothe.engine.llm.hub import ModelHub
+    from soothe.engine.memory import Memory
+
+TERMINAL = ("completed", "failed", "cancelled")
+MAX_HISTORY_CHARS = 2000
+
+
+class SootheRunner:
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        bus: EventBus,
+        context: ContextEngine,
+        hub: ModelHub,
+        loop: StrangeLoop,
+        agent: CoreAgent,
+        classifier: UnifiedClassifier,
+        memory: Memory,
+    ) -> None:
+        self.settings = settings
+        self.bus = bus
+        self.context = context
+        self.hub = hub
+        self.loop = loop
+        self.agent = agent
+        self.classifier = classifier
+        self.memory = memory
+
+    # --- the public entry -------------------------------------------------------------
+
+    async def astream(
+        self,
+        text: str,
+        thread_id: str | None = None,
+        autonomous: bool = False,
+        subagent: str | None = None,
+    ) -> AsyncIterator[EventBase]:
+        """Run one request; yield its events in order (they are also on the bus)."""
+        thread_id = await self.ensure_thread(thread_id, text)
+        async for event in self._stream(
+            thread_id, self._route(text, thread_id, autonomous, subagent)
+        ):
+            yield event
+
+    async def aresume(self, thread_id: str) -> AsyncIterator[EventBase]:
+        """Continue the unfinished goals of a thread from their checkpoints."""
+        async for event in self._stream(thread_id, self._resume(thread_id)):
+            yield event
+
+    async def arun_goals(self, thread_id: str) -> AsyncIterator[EventBase]:
+        """Run every ready goal of the thread through the scheduler (the TUI's /goal)."""
+        async for event in self._stream(thread_id, self._schedule(thread_id, None)):
+            yield event
+
+    def unfinished_goals(self, thread_id: str) -> list[Any]:
+        return [
+            g
+            for g in self.context.list_goals(thread_id=thread_id)
+            if g.status not in TERMINAL and g.loop_id
+        ]
+
+    async def ensure_thread(self, thread_id: str | None, text: str = "") -> str:
+        if thread_id:
+            if self.context.get_thread(thread_id) is None:
+                raise LookupError(f"no thread '{thread_id}' (see `soothe threads`)")
+            return thread_id
+        title = " ".join(text.split())[:60] or "new thread"
+        return (await self.context.create_thread(title)).id
+
+    # --- plumbing ---------------------------------------------------------------------
+
+    async def _stream(
+        self, thread_id: str, work: Callable[[], Awaitable[None]] | Awaitable[None]
+    ) -> AsyncIterator[EventBase]:
+        sub = self.bus.subscribe(f"thread:{thread_id}", maxsize=5000)
+        coro = work() if callable(work) else work
+        task = asyncio.ensure_future(coro)
+        try:
+            while True:
+                getter = asyncio.ensure_future(sub.get())
+                done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+                if getter in done:
+                    yield getter.result()
+                    continue
+                getter.cancel()
+                for event in sub.drain():
+                    yield event
+                task.result()  # re-raise what the work raised
+                return
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(asyncio.shield(task), 2.0)
+            sub.close()
+
+    async def _route(
+        self, text: str, thread_id: str, autonomous: bool, subagent: str | None
+    ) -> None:
+        started = time.perf_counter()
+        calls_before = self.hub.usage.calls
+        mode = "subagent" if subagent else "autonomous" if autonomous else "auto"
+        self.bus.publish(RunStarted(text=text, mode=mode, thread_id=thread_id))
+        history = await self._history(thread_id)
+        await self.context.add_message(thread_id, "user", text)
+        try:
+            answer = await self._dispatch(text, thread_id, autonomous, subagent, history)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._interrupted(thread_id))
+            raise
+        except Exception as exc:
+            message = _one_line(exc)
+            self.bus.publish(RunFailed(error=message, kind=_kind(exc), thread_id=thread_id))
+            await self.context.add_message(thread_id, "error", message)
+            return
+        await self.context.add_message(thread_id, "assistant", answer)
+        await self.context.touch_thread(thread_id)
+        self.bus.publish(
+            RunFinished(
+                duration_s=time.perf_counter() - started,
+                model_calls=self.hub.usage.calls - calls_before,
+                thread_id=thread_id,
+            )
+        )
+
+    async def _interrupted(self, thread_id: str) -> None:
+        for goal in self.context.list_goals(thread_id=thread_id):
+            if goal.status == "active":
+                await self.context.suspend_goal(goal.id, reason="interrupted by the user")
+        await self.context.add_message(thread_id, "system", "run interrupted")
+
+    async def _history(self, thread_id: str) -> str:
+        messages = await self.context.messages(thread_id, limit=12)
+        lines = [f"{m.role}: {' '.join(m.content.split())}" for m in messages]
+        text = "\n".join(lines)
+        return text[-MAX_HISTORY_CHARS:]
+
+    async def _dispatch(
+        self, text: str, thread_id: str, autonomous: bool, subagent: str | None, history: str
+    ) -> str:
+        ids = {"thread_id": thread_id}
+        skill_text = ""
+        invocation = parse_invocation(text)
+        if invocation:
+            name, rest = invocation
+            try:
+                skill = load_skill(self.settings, name)
+            except UnknownSkill as exc:
+                raise ValueError(str(exc)) from None
+            skill_text = skill.text()
+            text = rest or f"Follow the '{name}' skill."
+        if subagent:
+            return await self._direct(text, thread_id, subagent)
+        if autonomous:
+            return await self._autonomous(text, thread_id, history, skill_text)
+        if invocation:
+            label = "complex"
+        else:
+            result = await self.classifier.classify(text, history=history, ids=ids)
+            self.bus.publish(
+                Classified(
+                    label=result.label,
+                    reason=result.reason,
+                    answered=bool(result.answer.strip()) and result.label in ("quiz", "trivial"),
+                    thread_id=thread_id,
+                )
+            )
+            if result.label in ("quiz", "trivial") and result.answer.strip():
+                self.bus.publish(FinalAnswer(text=result.answer, thread_id=thread_id))
+                return result.answer
+            label = result.label
+        goal = await self.context.create_goal(text, thread_id=thread_id, source="user")
+        answer = await self._agentic(goal.id, thread_id, label, history, skill_text)
+        self.bus.publish(FinalAnswer(text=answer, thread_id=thread_id, goal_id=goal.id))
+        return answer
+
+    # --- agentic: observe -> act -> verify --------------------------------------------
+
+    async def _observe(self, goal_id: str, thread_id: str, history: str, skill: str) -> LoopExtras:
+        goal = self.context.get_goal(goal_id)
+        recalled = await self.memory.recall(
+            goal.description, thread_id=thread_id, limit=self.settings.memory.max_recall
+        )
+        memory_text = self.memory.render(recalled)
+        known = {e.content for e in self.context.evidence(goal_id) if e.kind == "bootstrap"}
+        for item in recalled:
+            if item.text not in known:
+                await self.context.add_evidence(
+                    goal_id,
+                    kind="bootstrap",
+                    summary=f"recalled from thread {item.thread_id}: {clip(item.text, 120)}",
+                    content=item.text,
+                )
+        return LoopExtras(history=history, memory=memory_text, skill=skill)
+
+    async def _agentic(
+        self, goal_id: str, thread_id: str, label: str, history: str, skill: str = ""
+    ) -> str:
+        rounds = self.settings.loop.agentic_max_iterations
+        last = LoopResult("failed", "", 0, "not run")
+        for round_no in range(1, rounds + 1):
+            goal = self.context.get_goal(goal_id)
+            if goal.status in TERMINAL:
+                break
+            extras = await self._observe(goal_id, thread_id, history, skill)
+            loop_id = f"{goal_id}-L{round_no}"
+            await self.context.activate_goal(goal_id, loop_id=loop_id)
+            last = await self.loop.run(
+                goal_id=goal_id,
+                loop_id=loop_id,
+                thread_id=thread_id,
+                intake="fresh" if round_no == 1 else "continuation",
+                label=label,
+                extras=extras,
+            )
+            if await self._verify(goal_id, thread_id, last, final_round=round_no == rounds):
+                break
+        return self._answer_of(goal_id, last)
+
+    async def _verify(
+        self, goal_id: str, thread_id: str, result: LoopResult, *, final_round: bool
+    ) -> bool:
+        """Record the loop's outcome on the goal; True when the goal needs no more rounds."""
+        if result.status == "done" or (result.status == "exhausted" and final_round):
+            note = "" if result.status == "done" else "iteration limit reached"
+            await self.context.complete_goal(goal_id, findings=result.answer, report=note)
+            await self.memory.store(
+                result.answer, thread_id=thread_id, goal_id=goal_id, kind="finding"
+            )
+            return True
+        if result.status == "exhausted":
+            await self.context.append_ledger(
+                goal_id, "system", "loop ended without completion", "verify", thread_id=thread_id
+            )
+            await self.context.transition(goal_id, "pending", reason="next agentic round")
+            return False
+        goal = await self.context.fail_goal(goal_id, error=result.error, allow_retry=True)
+        self.bus.publish(
+            ErrorEvent(
+                message=clip(result.error, 300), kind="loop", thread_id=thread_id, goal_id=goal_id
+            )
+        )
+        return goal.status != "pending" or final_round
+
+    def _answer_of(self, goal_id: str, result: LoopResult) -> str:
+        goal = self.context.get_goal(goal_id)
+        if goal.status == "completed":
+            return goal.findings or result.answer
+        if goal.status == "pending" and result.status == "failed":
+            # Retries remained but the rounds ran out: the goal failed for good.
+            return f"The goal could not be completed: {result.error}"
+        return f"The goal could not be completed: {goal.error or result.error}"
+
+    # --- subagent: one step straight through CoreAgent -------------------------------
+
+    async def _direct(self, text: str, thread_id: str, subagent: str) -> str:
+        if subagent not in ("core", "agent"):
+            raise ValueError(f"unknown subagent '{subagent}'; available: core")
+        goal = await self.context.create_goal(text, thread_id=thread_id, source="user")
+        await self.context.activate_goal(goal.id, loop_id=f"{goal.id}-direct")
+        ids = {"thread_id": thread_id, "loop_id": f"{goal.id}-direct", "goal_id": goal.id}
+        outcome = await self.agent.run_step(
+            goal=text,
+            step_id="D-01",
+            description=text,
+            expected_output="the answer",
+            context_text=self.context.project(goal.id).render(),
+            evidence_text="",
+            ids={**ids, "step_id": "D-01"},
+        )
+        if outcome.ok:
+            await self.context.complete_goal(goal.id, findings=outcome.answer)
+            self.bus.publish(FinalAnswer(text=outcome.answer, **ids))
+            return outcome.answer
+        await self.context.fail_goal(goal.id, error=outcome.error or "", allow_retry=False)
+        raise RuntimeError(outcome.error or "the agent failed")
+
+    # --- autonomous: goals, decomposition, scheduler ----------------------------------
+
+    async def _autonomous(self, text: str, thread_id: str, history: str, skill: str) -> str:
+        root = await self.context.create_goal(text, thread_id=thread_id, source="user")
+        ctx = PlanningContext(goal=text, history=history, skill=skill)
+        try:
+            plan = await self.loop.planner.decompose(ctx, ids={"thread_id": thread_id})
+        except PlanningFailed:
+            plan = None
+        children: list[str] = []
+        if plan and len(plan.subgoals) >= 2:
+            keys: dict[str, str] = {}
+            for sub in plan.subgoals:
+                goal = await self.context.create_goal(
+                    sub.description,
+                    priority=sub.priority,
+                    parent_id=root.id,
+                    source="decomposition",
+                    thread_id=thread_id,
+                )
+                keys[sub.key] = goal.id
+                children.append(goal.id)
+            for sub in plan.subgoals:
+                for dep in sub.depends_on:
+                    if dep in keys and keys[dep] != keys[sub.key]:
+                        await self._safe_edge(self.context.add_dependency, keys[sub.key], keys[dep])
+                for src in sub.informs:
+                    if src in keys and keys[src] != keys[sub.key]:
+                        await self._safe_edge(self.context.add_informs, keys[src], keys[sub.key])
+            await self.context.block_goal(root.id, reason="waiting for its sub-goals")
+        await self._schedule(thread_id, children if children else [root.id])
+        if children:
+            await self._close_parent(root.id, children)
+        return self._final_report(thread_id, [root.id, *children])
+
+    async def _safe_edge(self, add: Callable[[str, str], Awaitable[Any]], a: str, b: str) -> None:
+        try:
+            await add(a, b)
+        except ValueError as exc:  # a cycle the model proposed: leave the edge out
+            self.bus.publish(ErrorEvent(message=_one_line(exc), kind="plan", goal_id=a))
+
+    async def _close_parent(self, root_id: str, children: list[str]) -> None:
+        goals = [self.context.get_goal(c) for c in children]
+        findings = "\n\n".join(f"**{g.id}** {g.description}\n{g.findings}" for g in goals)
+        await self.context.unblock_goal(root_id)
+        if all(g.status == "completed" for g in goals):
+            await self.context.activate_goal(root_id)
+            await self.context.complete_goal(root_id, findings=findings)
+        else:
+            await self.context.activate_goal(root_id)
+            failed = [g.id for g in goals if g.status != "completed"]
+            await self.context.fail_goal(
+                root_id, error=f"sub-goals not completed: {', '.join(failed)}", allow_retry=False
+            )
+
+    async def _schedule(self, thread_id: str, only: list[str] | None) -> None:
+        """Run ready goals (up to max_parallel_goals at once) until none is left."""
+        running: dict[asyncio.Task[None], str] = {}
+        limit = self.settings.loop.max_parallel_goals
+        try:
+            while True:
+                ready = [
+                    g
+                    for g in self.context.ready_goals()
+                    if g.thread_id == thread_id
+                    and (only is None or g.id in only)
+                    and g.id not in running.values()
+                ]
+                for goal in ready[: max(0, limit - len(running))]:
+                    task = asyncio.ensure_future(self._run_goal(goal.id, thread_id))
+                    running[task] = goal.id
+                if not running:
+                    return
+                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    running.pop(task)
+                    task.result()
+        finally:
+            for task in running:
+                task.cancel()
+            if running:
+                await asyncio.gather(*running, return_exceptions=True)
+
+    async def _run_goal(self, goal_id: str, thread_id: str) -> None:
+        # Findings of goals that inform this one reach it through the projection.
+        history = await self._history(thread_id)
+        answer = await self._agentic(goal_id, thread_id, "complex", history)
+        goal = self.context.get_goal(goal_id)
+        if goal.status == "completed":
+            self.bus.publish(FinalAnswer(text=answer, thread_id=thread_id, goal_id=goal_id))
+
+    def _final_report(self, thread_id: str, goal_ids: list[str]) -> str:
+        rows = []
+        lines = ["# Report", ""]
+        for goal_id in goal_ids:
+            goal = self.context.get_goal(goal_id)
+            rows.append(
+                {
+                    "goal_id": goal.id,
+                    "description": goal.description,
+                    "status": goal.status,
+                    "findings": clip(goal.findings or goal.error or "", 600),
+                }
+            )
+            lines.append(f"- **{goal.id}** [{goal.status}] {goal.description}")
+            if goal.findings and goal.parent_id:
+                lines.append(f"  {clip(goal.findings, 400)}")
+            elif goal.error:
+                lines.append(f"  error: {clip(goal.error, 200)}")
+        root = self.context.get_goal(goal_ids[0])
+        if root.findings and len(goal_ids) == 1:
+            lines += ["", root.findings]
+        text = "\n".join(lines)
+        self.bus.publish(FinalReport(goals=rows, text=text, thread_id=thread_id))
+        self.bus.publish(FinalAnswer(text=text, thread_id=thread_id, goal_id=goal_ids[0]))
+        return text
+
+    # --- resume -----------------------------------------------------------------------
+
+    async def _resume(self, thread_id: str) -> None:
+        self.bus.publish(RunStarted(text="(resume)", mode="agentic", thread_id=thread_id))
+        for goal in self.unfinished_goals(thread_id):
+            if goal.status in ("suspended", "blocked", "awaiting_clarification"):
+                await self.context.resume_goal(goal.id)
+            loop_id = goal.loop_id
+            await self.context.activate_goal(goal.id, loop_id=loop_id)
+            history = await self._history(thread_id)
+            result = await self.loop.run(
+                goal_id=goal.id,
+                loop_id=loop_id,
+                thread_id=thread_id,
+                intake="continuation",
+                extras=LoopExtras(history=history),
+            )
+            await self._verify(goal.id, thread_id, result, final_round=True)
+            answer = self._answer_of(goal.id, result)
+            await self.context.add_message(thread_id, "assistant", answer)
+            self.bus.publish(FinalAnswer(text=answer, thread_id=thread_id, goal_id=goal.id))
+        self.bus.publish(RunFinished(thread_id=thread_id))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    return " ".join(str(text).split())[:400]
+
+
+def _kind(exc: BaseException) -> str:
+    kind = getattr(exc, "kind", None)
+    return str(kind) if kind else type(exc).__name__

@@ -1,0 +1,361 @@
+"""Session: everything one process needs to serve requests, built once and shared.
+
+The TUI and the headless CLI both hold one Session. ``start()`` does the heavy work
+(LangChain/LangGraph imports, opening the database, the server check), so the screen can
+paint before it; everything after that goes through the runner and the ContextEngine.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from soothe.engine.bus import EventBus
+from soothe.engine.config import Settings
+from soothe.engine.events import EventBase
+from soothe.engine.interact import InteractBroker
+from soothe.engine.views import EvidenceView, GoalView, StepView, ThreadSnapshot, ThreadView
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from soothe.engine.context import ContextEngine
+    from soothe.engine.llm.hub import ModelHub
+    from soothe.engine.runner import SootheRunner
+
+ProviderStatus = Literal["unknown", "reachable", "unreachable", "demo"]
+
+
+class StorageError(RuntimeError):
+    """The database could not be opened; the message says which file and what to do."""
+
+
+class Session:
+    def __init__(
+        self,
+        settings: Settings,
+        thread_id: str | None = None,
+        *,
+        models: Mapping[str, BaseChatModel] | None = None,
+        db_path: str | Path | None = None,
+        checkpoint_path: str | Path | None = None,
+        check_server: bool = False,
+    ) -> None:
+        self.settings = settings
+        self.bus = EventBus()
+        self.broker = InteractBroker(self.bus)
+        self.thread_id = thread_id or ""
+        self.provider_status: ProviderStatus = (
+            "demo" if settings.model.provider == "demo" else "unknown"
+        )
+        self.server_error = ""
+        self._models = models
+        self._db_path = db_path
+        self._checkpoint_path = checkpoint_path
+        self._check_server = check_server
+        self.context: ContextEngine
+        self.hub: ModelHub
+        self.runner: SootheRunner
+        self._checkpoint_conn: Any = None
+        self._started = False
+
+    @property
+    def model_label(self) -> str:
+        return self.settings.model.display_name
+
+    # --- lifecycle ----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._started:
+            return
+        import aiosqlite
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        from soothe.engine.agent.core import CoreAgent
+        from soothe.engine.agent.tools import ToolContextFactory
+        from soothe.engine.classify import UnifiedClassifier
+        from soothe.engine.context import ContextEngine
+        from soothe.engine.llm.hub import ModelHub
+        from soothe.engine.loop.executor import ClarificationPolicy, Executor
+        from soothe.engine.loop.strange_loop import StrangeLoop
+        from soothe.engine.memory import Memory
+        from soothe.engine.runner import SootheRunner
+
+        settings = self.settings
+        data_dir = Path(settings.storage.data_dir)
+        db_path = self._db_path or settings.storage.db_path
+        checkpoint_path = self._checkpoint_path or data_dir / "checkpoints.db"
+        if str(db_path) != ":memory:":
+            data_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.context = await ContextEngine.open(
+                db_path,
+                bus=self.bus,
+                projection=settings.projection,
+                max_parallel_goals=settings.loop.max_parallel_goals,
+            )
+        except Exception as exc:
+            raise StorageError(_storage_message(db_path, exc)) from exc
+        await self.context.recover()
+        memory = Memory(self.context.db, cross_thread=settings.memory.cross_thread)
+        await memory.setup()
+        self._checkpoint_conn = await aiosqlite.connect(str(checkpoint_path))
+        if str(checkpoint_path) != ":memory:":
+            await self._checkpoint_conn.execute("PRAGMA journal_mode=WAL")
+        checkpointer = AsyncSqliteSaver(self._checkpoint_conn)
+        await checkpointer.setup()
+        if settings.model.provider == "demo":
+            from soothe.engine.loop import demo_brain
+
+            demo_brain.install()
+        self.hub = ModelHub(settings.model, self.bus, models=self._models)
+        tools = ToolContextFactory(settings, broker=self.broker, bus=self.bus)
+        agent = CoreAgent(self.hub, tools, settings, self.bus)
+        executor = Executor(
+            self.context,
+            agent,
+            ClarificationPolicy(settings.tools.clarify, self.broker),
+            max_parallel=settings.loop.max_parallel_steps,
+        )
+        loop = StrangeLoop(
+            context=self.context,
+            hub=self.hub,
+            executor=executor,
+            bus=self.bus,
+            checkpointer=checkpointer,
+            max_iterations=settings.loop.max_iterations,
+            execution_mode=settings.loop.parallelism,
+        )
+        self.runner = SootheRunner(
+            settings=settings,
+            bus=self.bus,
+            context=self.context,
+            hub=self.hub,
+            loop=loop,
+            agent=agent,
+            classifier=UnifiedClassifier(loop.planner),
+            memory=memory,
+        )
+        self._started = True
+        if self.thread_id and self.context.get_thread(self.thread_id) is None:
+            raise LookupError(f"no thread '{self.thread_id}' (see `soothe threads`)")
+        if self._check_server:
+            await self.refresh_provider_status()
+
+    async def refresh_provider_status(self) -> ProviderStatus:
+        if self.settings.model.provider == "demo":
+            self.provider_status = "demo"
+            return self.provider_status
+        from soothe.engine.llm.server import check_server
+
+        status = await check_server(self.settings.model)
+        self.provider_status = "reachable" if status.reachable else "unreachable"
+        self.server_error = "" if status.reachable else (status.error or "")
+        return self.provider_status
+
+    async def close(self) -> None:
+        if not self._started:
+            return
+        self._started = False
+        self.broker.cancel_all()
+        await self.hub.aclose()
+        await self.context.close()
+        if self._checkpoint_conn is not None:
+            await self._checkpoint_conn.close()
+
+    # --- requests -----------------------------------------------------------------------
+
+    async def _ensure_thread(self, text: str) -> str:
+        if not self.thread_id:
+            self.thread_id = await self.runner.ensure_thread(None, text)
+        return self.thread_id
+
+    async def run(self, text: str, *, autonomous: bool = False) -> AsyncIterator[EventBase]:
+        thread_id = await self._ensure_thread(text)
+        async for event in self.runner.astream(text, thread_id, autonomous=autonomous):
+            yield event
+
+    async def run_goals(self) -> AsyncIterator[EventBase]:
+        thread_id = await self._ensure_thread("goals")
+        async for event in self.runner.arun_goals(thread_id):
+            yield event
+
+    def unfinished_goals(self) -> list[Any]:
+        return self.runner.unfinished_goals(self.thread_id) if self.thread_id else []
+
+    async def resume(self) -> AsyncIterator[EventBase]:
+        async for event in self.runner.aresume(self.thread_id):
+            yield event
+
+    # --- goals --------------------------------------------------------------------------
+
+    def goals(self) -> list[GoalView]:
+        if not self._started:
+            return []
+        return [self._goal_view(g) for g in self.context.list_goals(thread_id=self.thread_id)]
+
+    def _goal_view(self, goal: Any) -> GoalView:
+        steps = [
+            StepView(
+                id=s.id,
+                description=s.description,
+                kind=s.kind,
+                status=s.status,
+                dependencies=list(s.dependencies),
+            )
+            for s in self.context.step_dag(goal.id).steps.values()
+        ]
+        return GoalView(
+            id=goal.id,
+            description=goal.description,
+            status=goal.status,
+            priority=goal.priority,
+            parent_id=goal.parent_id,
+            depends_on=list(goal.depends_on),
+            steps=steps,
+            findings=goal.findings or "",
+            error=goal.error or "",
+        )
+
+    def evidence(self, goal_id: str | None = None) -> list[EvidenceView]:
+        if not self._started:
+            return []
+        ids = (
+            [goal_id]
+            if goal_id
+            else [g.id for g in self.context.list_goals(thread_id=self.thread_id)]
+        )
+        return [
+            EvidenceView(
+                evidence_id=e.id,
+                kind=e.kind,
+                summary=e.summary,
+                content=e.content,
+                goal_id=e.goal_id,
+                step_id=e.step_id,
+            )
+            for gid in ids
+            for e in self.context.evidence(gid)
+        ]
+
+    async def add_goal(self, description: str, *, priority: int = 50) -> str:
+        thread_id = await self._ensure_thread(description)
+        goal = await self.context.create_goal(
+            description, priority=priority, thread_id=thread_id, source="user"
+        )
+        return goal.id
+
+    async def add_dependency(self, goal_id: str, depends_on: str) -> None:
+        await self.context.add_dependency(goal_id, depends_on)
+
+    async def cancel_goal(self, goal_id: str) -> None:
+        await self.context.cancel_goal(goal_id, reason="cancelled by the user")
+
+    async def toggle_suspend(self, goal_id: str) -> None:
+        goal = self.context.get_goal(goal_id)
+        if goal.status == "suspended":
+            await self.context.resume_goal(goal_id)
+        else:
+            await self.context.suspend_goal(goal_id, reason="suspended by the user")
+
+    async def retry_goal(self, goal_id: str) -> None:
+        goal = self.context.get_goal(goal_id)
+        if goal.status == "failed":
+            await self.context.retry_goal(goal_id)
+        else:
+            await self.context.resume_goal(goal_id)
+
+    async def set_priority(self, goal_id: str, priority: int) -> None:
+        await self.context.set_priority(goal_id, max(0, min(100, priority)))
+
+    # --- threads ------------------------------------------------------------------------
+
+    async def list_threads(self) -> list[ThreadView]:
+        threads = self.context.list_threads()
+        return [
+            ThreadView(
+                id=t.id,
+                title=t.title,
+                created_at=dt.datetime.fromtimestamp(t.created_at),
+                last_active=dt.datetime.fromtimestamp(t.last_active),
+                goal_count=len(self.context.list_goals(thread_id=t.id)),
+            )
+            for t in threads
+        ]
+
+    async def open_thread(self, thread_id: str) -> ThreadSnapshot:
+        thread = self.context.get_thread(thread_id)
+        if thread is None:
+            raise LookupError(f"no thread '{thread_id}'")
+        self.thread_id = thread_id
+        goals = self.goals()
+        answers: dict[str, str] = {g.id: g.findings for g in goals if g.findings}
+        goal_answers = set(answers.values())
+        quick = [
+            m.content
+            for m in await self.context.messages(thread_id, limit=200)
+            if m.role == "assistant" and m.content not in goal_answers
+        ]
+        if quick:
+            answers[""] = "\n\n".join(quick)
+        return ThreadSnapshot(
+            thread_id=thread_id,
+            title=thread.title,
+            goals=goals,
+            evidence=self.evidence(),
+            answers=answers,
+        )
+
+    async def new_thread(self) -> str:
+        self.thread_id = ""
+        return self.thread_id
+
+    async def delete_thread(self, thread_id: str) -> None:
+        await self.context.delete_thread(thread_id)
+        await self.runner.memory.delete_thread(thread_id)
+        if self.thread_id == thread_id:
+            self.thread_id = ""
+
+    async def export_thread(self, thread_id: str) -> str:
+        from soothe.engine.export import thread_markdown
+
+        return await thread_markdown(self.context, thread_id or self.thread_id)
+
+    # --- models -------------------------------------------------------------------------
+
+    async def list_models(self) -> list[str]:
+        if self.settings.model.provider == "demo":
+            return ["demo model"]
+        from soothe.engine.llm.server import check_server
+
+        status = await check_server(self.settings.model)
+        return list(status.models)
+
+    async def set_model(self, name: str) -> None:
+        self.settings.model.name = name
+        await self._rebuild_hub()
+
+    def use_demo(self) -> None:
+        from soothe.engine.loop import demo_brain
+
+        self.settings.model.provider = "demo"
+        self.provider_status = "demo"
+        demo_brain.install()
+        if self._started:
+            self.hub.reset_models()
+
+    async def _rebuild_hub(self) -> None:
+        if self._started:
+            self.hub.reset_models()
+        if self.settings.model.provider != "demo":
+            await self.refresh_provider_status()
+
+
+def _storage_message(path: str | Path, exc: BaseException) -> str:
+    detail = " ".join(str(exc).split())[:160]
+    return (
+        f"cannot open the database {path}: {detail}. The file was left untouched; "
+        "move it away (or pass --data-dir) to start fresh."
+    )

@@ -121,6 +121,18 @@ async def test_plan_and_run_steps(engine: ContextEngine, events: list[EventBase]
         await engine.complete_step(gid, "nope")
 
 
+async def test_reset_step_reruns_an_interrupted_step(engine: ContextEngine) -> None:
+    gid = await _active_goal(engine)
+    await engine.set_plan(gid, [spec("A"), spec("B", "A")], 1)
+    await engine.start_step(gid, "A")
+    assert (await engine.reset_step(gid, "A")).status == "pending"
+    assert (await engine.reset_step(gid, "A")).status == "pending"
+    assert [s.id for s in engine.step_dag(gid).ready_steps()] == ["A"]
+    await engine.complete_step(gid, "A")
+    with pytest.raises(IllegalStepTransition):
+        await engine.reset_step(gid, "A")
+
+
 async def test_unknown_dependency_is_reported(engine: ContextEngine) -> None:
     gid = await _active_goal(engine)
     with pytest.raises(UnknownStepDependency) as info:

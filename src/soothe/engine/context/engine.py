@@ -35,6 +35,7 @@ from soothe.engine.context.errors import (
     GoalInUse,
     GoalNotFound,
     GoalNotReady,
+    IllegalStepTransition,
     IllegalTransition,
     InvalidGoal,
     StepNotFound,
@@ -814,9 +815,8 @@ class ContextEngine:
             for dag in self._dags.values():
                 for step in dag.steps.values():
                     if step.status == "active":
-                        change.put_step(
-                            step.model_copy(update={"status": "pending", "updated_at": change.now})
-                        )
+                        fields = {"status": "pending", "updated_at": change.now}
+                        change.put_step(step.model_copy(update=fields))
         return moved
 
     # --- edges, priority, findings, removal --------------------------------------------
@@ -1158,6 +1158,21 @@ class ContextEngine:
                 change.notify("step_skipped", goal_id, step_id)
                 skipped = self._cascade_skips(change, goal_id)
         return skipped
+
+    async def reset_step(self, goal_id: str, step_id: str) -> StepNode:
+        """active -> pending for a step left running by a crash or an interrupt, so it can
+        run again (a repair outside the step table; pending steps are left alone)."""
+        async with self._write() as change:
+            step = change.dag(goal_id).get(step_id)
+            if step is None:
+                raise StepNotFound(goal_id, step_id)
+            if step.status == "active":
+                change.put_step(
+                    step.model_copy(update={"status": "pending", "updated_at": change.now})
+                )
+            elif step.status != "pending":
+                raise IllegalStepTransition(goal_id, step_id, step.status, "pending")
+        return self.get_step(goal_id, step_id)
 
     # --- evidence ----------------------------------------------------------------------
 

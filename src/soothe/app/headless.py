@@ -164,12 +164,17 @@ def _emit(event: EventBase, as_json: bool, show: bool, stdout: IO[str], err: IO[
 
 
 def run_headless(settings: Settings, args: argparse.Namespace) -> int:
+    from soothe.engine.datalock import DataDirBusy
     from soothe.engine.llm.errors import LLMError
+    from soothe.engine.session import StorageError
 
     try:
         return asyncio.run(_run(settings, args))
     except LLMError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
+        return 1
+    except (StorageError, DataDirBusy) as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 1
     except LookupError as exc:
         print(f"error: {str(exc).strip(chr(39))}", file=sys.stderr)

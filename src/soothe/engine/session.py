@@ -59,6 +59,7 @@ class Session:
         self.hub: ModelHub
         self.runner: SootheRunner
         self._checkpoint_conn: Any = None
+        self._lock: Any = None
         self._started = False
 
     @property
@@ -88,7 +89,11 @@ class Session:
         db_path = self._db_path or settings.storage.db_path
         checkpoint_path = self._checkpoint_path or data_dir / "checkpoints.db"
         if str(db_path) != ":memory:":
+            from soothe.engine.datalock import DataDirLock
+
             data_dir.mkdir(parents=True, exist_ok=True)
+            self._lock = DataDirLock(data_dir)
+            self._lock.acquire()
         try:
             self.context = await ContextEngine.open(
                 db_path,
@@ -97,6 +102,7 @@ class Session:
                 max_parallel_goals=settings.loop.max_parallel_goals,
             )
         except Exception as exc:
+            self._release_lock()
             raise StorageError(_storage_message(db_path, exc)) from exc
         await self.context.recover()
         memory = Memory(self.context.db, cross_thread=settings.memory.cross_thread)
@@ -164,6 +170,12 @@ class Session:
         await self.context.close()
         if self._checkpoint_conn is not None:
             await self._checkpoint_conn.close()
+        self._release_lock()
+
+    def _release_lock(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     # --- requests -----------------------------------------------------------------------
 

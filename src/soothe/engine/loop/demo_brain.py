@@ -59,6 +59,16 @@ def _section(text: str, title: str) -> str:
     return match.group(1).strip() if match else ""
 
 
+def _after(text: str, marker: str) -> str:
+    index = text.find(marker)
+    return text[index + len(marker) :].strip() if index >= 0 else ""
+
+
+def _tidy(line: str) -> str:
+    line = re.sub(r"^\[E-[^\]]+\]\s*", "", line.strip()).replace("\\n", " ")
+    return line if len(line) <= 140 else line[:139] + "…"
+
+
 def classify(messages: list[Any], schema: dict[str, Any]) -> dict[str, Any]:
     text = _last_human(messages).strip()
     question = text.rstrip("?").strip()
@@ -170,12 +180,12 @@ def chat(messages: list[Any], info: dict[str, Any]) -> Any:
         shown = "\n".join(f"    {line}" for line in body[:12])
         more = f"\n    … {len(body) - 12} more lines" if len(body) > 12 else ""
         return f"The tool returned (demo model, no interpretation):\n\n{shown}{more}"
-    evidence = _section(asked, "Evidence")
+    evidence = _section(asked, "Evidence") or _after(asked, "Evidence so far:")
     if evidence:
-        lines = [ln for ln in evidence.splitlines() if ln.strip()][:8]
-        listing = "\n".join(lines)
+        lines = [_tidy(ln) for ln in evidence.splitlines() if ln.strip()][:8]
+        listing = "\n".join(f"- {ln}" for ln in lines)
         return (
-            "**Summary from the demo model.** Here is what the steps found:\n\n"
+            "**Summary from the demo model** — what the steps found:\n\n"
             f"{listing}\n\nConnect a real model (`soothe doctor`) for an actual summary."
         )
     return (

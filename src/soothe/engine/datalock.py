@@ -1,0 +1,45 @@
+"""One process per data dir: the ContextEngine caches goals in memory, so a second
+writer on the same files would hand out the same goal ids. The lock is an advisory
+``flock`` on ``soothe.lock``, released by the kernel when the process dies."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+from typing import IO
+
+
+class DataDirBusy(RuntimeError):
+    pass
+
+
+class DataDirLock:
+    def __init__(self, data_dir: Path) -> None:
+        self.path = Path(data_dir) / "soothe.lock"
+        self._file: IO[str] | None = None
+
+    def acquire(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until release
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            owner = handle.read().strip() or "another process"
+            handle.close()
+            raise DataDirBusy(
+                f"the data dir {self.path.parent} is in use by soothe (pid {owner}); "
+                "close it first, or pass --data-dir to use another one"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        self._file = handle
+
+    def release(self) -> None:
+        if self._file is not None:
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
+            self._file.close()
+            self._file = None

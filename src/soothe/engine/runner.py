@@ -242,7 +242,7 @@ class SootheRunner:
             extras = await self._observe(goal_id, thread_id, history, skill)
             loop_id = f"{goal_id}-L{round_no}"
             await self.context.activate_goal(goal_id, loop_id=loop_id)
-            last = await self.loop.run(
+            run = self.loop.run(
                 goal_id=goal_id,
                 loop_id=loop_id,
                 thread_id=thread_id,
@@ -250,9 +250,37 @@ class SootheRunner:
                 label=label,
                 extras=extras,
             )
+            result = await self._unless_cancelled(goal_id, run)
+            if result is None:  # the user cancelled this goal while it ran
+                break
+            last = result
             if await self._verify(goal_id, thread_id, last, final_round=round_no == rounds):
                 break
         return self._answer_of(goal_id, last)
+
+    async def _unless_cancelled(
+        self, goal_id: str, work: Awaitable[LoopResult]
+    ) -> LoopResult | None:
+        """Run a goal's loop; stop it (None) when that goal is cancelled meanwhile."""
+        task = asyncio.ensure_future(work)
+
+        def on_cancel(cancelled_id: str) -> None:
+            if cancelled_id == goal_id and not task.done():
+                task.cancel()
+
+        remove = self.context.on("goal_cancelled", on_cancel)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            outer_cancelled = current is not None and current.cancelling() > 0
+            if not outer_cancelled and self.context.get_goal(goal_id).status == "cancelled":
+                return None
+            raise
+        finally:
+            remove()
+            if not task.done():
+                task.cancel()
 
     async def _verify(
         self, goal_id: str, thread_id: str, result: LoopResult, *, final_round: bool

@@ -60,9 +60,25 @@ def shim(shim_model: ShimModel) -> Iterator[OllamaShim]:
         yield server
 
 
+SMALL_MODEL_CONFIG = """\
+# What a user of a 135M model on 2 cores would set: the shim's context window, one step
+# at a time (llama.cpp serves one request at a time anyway), short loops, few tool calls.
+[model]
+num_ctx = 4096
+timeout = 300
+
+[loop]
+max_iterations = 2
+agentic_max_iterations = 1
+max_parallel_steps = 1
+step_tool_budget = 2
+"""
+
+
 @pytest.fixture
 def soothe_env(tmp_path: Path) -> dict[str, str]:
-    """Environment of a `soothe` subprocess: XDG dirs in tmp, no inherited model settings."""
+    """Environment of a `soothe` subprocess: XDG dirs in tmp, no inherited model settings,
+    and a config file for a small model (`$XDG_CONFIG_HOME/soothe/config.toml`)."""
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("SOOTHE_", "OLLAMA_", "OPENAI_"))
     }
@@ -71,6 +87,9 @@ def soothe_env(tmp_path: Path) -> dict[str, str]:
     env["XDG_STATE_HOME"] = str(tmp_path / "state")
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
     env.pop("NO_COLOR", None)
+    config = tmp_path / "config" / "soothe" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(SMALL_MODEL_CONFIG)
     return env
 
 
@@ -106,5 +125,10 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         f"  output {evals} tokens in {eval_s:.1f} s ({evals / eval_s if eval_s else 0:.0f} tok/s)"
         f"; {lengths} replies cut at {shim.max_tokens} tokens"
     )
+    for mode in ("text", "format", "tools"):
+        some = [c for c in calls if c.mode == mode]
+        n, secs = sum(c.eval_tokens for c in some), sum(c.eval_seconds for c in some)
+        if some:
+            write(f"  {mode:>6}: {len(some)} calls, {n} output tokens, {n / secs:.0f} tok/s")
     for name, seconds in _figures["tests"].items():
         write(f"  {seconds:7.2f} s  {name}")

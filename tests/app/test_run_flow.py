@@ -163,7 +163,7 @@ async def test_slash_commands_and_prompt_history(make_app, session: FakeSession)
         assert any("unknown command /nope" in m for m in messages)
         assert any("usage: /goal TEXT" in m for m in messages)
         # history: up recalls, down returns to the draft
-        await type_text(pilot, "dra")
+        app.prompt.value = "dra"
         await pilot.press("up")
         assert app.prompt.value == "/goal"
         await pilot.press("up", "up")
@@ -171,13 +171,12 @@ async def test_slash_commands_and_prompt_history(make_app, session: FakeSession)
         await pilot.press("down", "down", "down")
         assert app.prompt.value == "dra"
         # completion: /th -> /theme, tab accepts
-        app.prompt.value = ""
-        await type_text(pilot, "/th")
+        app.prompt.value = "/th"  # as typed: the suggester runs on every change
         await app.workers.wait_for_complete()
         await pilot.pause()
         await pilot.press("tab")
         assert app.prompt.value == "/theme "
-        await type_text(pilot, "soothe-l")
+        app.prompt.value = "/theme soothe-l"
         await app.workers.wait_for_complete()
         await pilot.pause()
         await pilot.press("tab")

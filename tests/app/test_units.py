@@ -170,7 +170,6 @@ def test_status_line_text() -> None:
         tokens_out=678,
         elapsed=75.0,
         running=True,
-        spinner=None,
     )
     assert render_status(info).plain == (
         "◐ running │ qwen2.5:7b ● reachable │ thread t-1 │ iter 2/8 │ tok 12.3k in · 678 out │ 1:15"

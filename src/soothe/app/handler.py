@@ -1,6 +1,6 @@
 """The ONE place where engine events become widget updates.
 
-The handler subscribes to the bus once, drains it at ~15 Hz and applies each batch inside
+The handler subscribes to the bus once, drains it at ~20 Hz and applies each batch inside
 one ``batch_update``: goal and step changes update GoalTree nodes in place, stream events
 go into Transcripts (one for the conversation, one per goal, one per step), and only the
 transcript on screen is pushed to the StepStream. A bad event is logged and shown, never
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from soothe.engine.bus import EventBus, Subscription
 
 CONVERSATION = "conversation"
-DRAIN_INTERVAL = 1 / 15
+DRAIN_INTERVAL = 1 / 20
 
 
 def _parents_first(views: list[GoalView]) -> list[GoalView]:
@@ -297,6 +297,7 @@ class EventHandler:
         main.goal_tree.clear_goals()
         main.evidence.set_entries([])
         main.goals_changed(0)
+        main.status.set(tokens_in=0, tokens_out=0, iteration=0, max_iterations=0, elapsed=None)
         self.visible = CONVERSATION
         main.stream.show(self.transcript(CONVERSATION))
 

@@ -115,7 +115,7 @@ class SootheApp(App[None], inherit_bindings=False):
         for warning in self.warnings:
             self.notify(warning, title="Config", severity="warning", timeout=10)
         status = self.main.status
-        status.set(thread=self.requested_thread or "", spinner=0 if self.animated else None)
+        status.set(thread=self.requested_thread or "")
         if self.session is not None:
             self.handler.attach(self.session.bus)
             status.set(model=self.session.model_label)
@@ -235,13 +235,15 @@ class SootheApp(App[None], inherit_bindings=False):
 
     def _tick(self) -> None:
         self.main.goal_tree.advance_spinner()
-        status = self.main.status
         if self.running:
-            tick = (status.info.spinner or 0) + 1
-            elapsed = self.clock() - (self.run_started_at or self.clock())
-            status.set(spinner=tick, elapsed=elapsed)
+            # whole seconds: the status line is full width, and a full-width change in the
+            # same frame as the stream makes Textual repaint every panel in between
+            elapsed = float(int(self.clock() - (self.run_started_at or self.clock())))
+            self.main.status.set(elapsed=elapsed)
 
     def run_started(self) -> None:
+        if self.running:
+            return
         self.running = True
         self.run_started_at = self.clock()
         self.main.status.set(running=True, elapsed=0.0, iteration=0, max_iterations=0)
@@ -351,26 +353,28 @@ class SootheApp(App[None], inherit_bindings=False):
     ) -> None:
         await self._engine_ready.wait()
         session = self.require_session()
-        self.running = True
-        self.refresh_bindings()
+        self.run_started()
+        stream = start(session)
         try:
-            async with contextlib.aclosing(start(session)) as stream:  # type: ignore[type-var]
-                async for _event in stream:
-                    pass
+            async for _event in stream:
+                pass  # the handler shows the events: they are published on the bus too
+            await self._settle()
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):
                 session.broker.cancel_all()
             await self._settle()
             self.handler.local_note("interrupted", "warn")
-            self.run_ended(None)
             raise
         except Exception as exc:
             await self._settle()
             self.handler.engine_error(exc, where)
-            self.run_ended(None)
         finally:
-            self.running = False
-            self.refresh_bindings()
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                with contextlib.suppress(Exception):
+                    await aclose()
+            if self.running:  # no RunFinished / RunFailed came
+                self.run_ended(None)
 
     async def _settle(self) -> None:
         with contextlib.suppress(Exception):

@@ -7,8 +7,6 @@ from dataclasses import dataclass, replace
 from textual.content import Content
 from textual.widgets import Static
 
-from soothe.widgets.icons import spinner_frame
-
 PROVIDER_STYLES = {
     "reachable": ("●", "$success", "reachable"),
     "unreachable": ("●", "$error", "unreachable"),
@@ -29,7 +27,6 @@ class StatusInfo:
     tokens_out: int = 0
     elapsed: float | None = None
     running: bool = False
-    spinner: int | None = 0
 
 
 def _tokens(count: int) -> str:
@@ -54,8 +51,7 @@ def render_status(info: StatusInfo, width: int = 200) -> Content:
     sep = (" │ ", "$text-muted")
     parts: list[tuple[str, str] | str] = []
     if info.running:
-        frame = spinner_frame(info.spinner) if info.spinner is not None else "◐"
-        parts += [(frame if compact else f"{frame} running", "$warning"), sep]
+        parts += [("◐" if compact else "◐ running", "$warning"), sep]
     elif not compact:
         parts += [("idle", "$text-muted"), sep]
     parts += [(info.model, "bold"), " ", (dot, style), " ", (word, style)]

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from textual.widgets import Markdown
 
 EMPTY_TEXT = "Type a request below and press enter — or /goal TEXT to queue a goal. F1 for help."
+EMPTY_GOAL_TEXT = "Nothing streamed here yet."
 MAX_BLOCKS = 300
 STREAM_MAX_LINES = 2000
 
@@ -93,7 +94,8 @@ class StepStream(VerticalScroll):
         widgets = [self._block(segment) for segment in segments]
         self._empty = None
         if not widgets:
-            self._empty = Static(EMPTY_TEXT, classes="empty")
+            text = EMPTY_TEXT if transcript.key == "conversation" else EMPTY_GOAL_TEXT
+            self._empty = Static(text, classes="empty")
             widgets = [self._empty]
         with self.app.batch_update():
             self.remove_children()

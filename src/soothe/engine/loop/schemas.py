@@ -1,7 +1,9 @@
 """What the planner asks of the model, and what the loop makes of it.
 
 Every string and list sent to a model is bounded: a small model given an unbounded
-string field can repeat itself until the token limit (NOTES.md).
+string field can repeat itself until the token limit (NOTES.md). Model-facing classes
+carry comments, not docstrings: a docstring becomes the schema's description, and a
+small model copies it into its answer.
 """
 
 from __future__ import annotations
@@ -12,13 +14,15 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 
 Short = Annotated[str, StringConstraints(max_length=200)]
 Medium = Annotated[str, StringConstraints(max_length=600)]
-StepId = Annotated[str, StringConstraints(min_length=1, max_length=24)]
+StepId = Annotated[
+    str, StringConstraints(min_length=1, max_length=24, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+]
 Status = Literal["continue", "replan", "done"]
 Progress = Literal["none", "low", "medium", "high", "complete"]
 
 
 class StatusAssessment(BaseModel):
-    """The cheap 'are we done?' check that runs before any new plan."""
+    # The cheap 'are we done?' check that runs before any new plan.
 
     model_config = ConfigDict(title="StatusAssessment")
 
@@ -82,7 +86,7 @@ class PlanResult(BaseModel):
 
 
 class Classification(BaseModel):
-    """One call that routes a request and, for a plain question, already answers it."""
+    # One call that routes a request and, for a plain question, already answers it.
 
     model_config = ConfigDict(title="Classification")
 
@@ -92,7 +96,7 @@ class Classification(BaseModel):
 
 
 class GoalDecomposition(BaseModel):
-    """Autonomous mode: a goal split into sub-goals with relations between them."""
+    # Autonomous mode: a goal split into sub-goals with relations between them.
 
     model_config = ConfigDict(title="GoalDecomposition")
 

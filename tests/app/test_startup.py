@@ -195,3 +195,23 @@ async def test_evidence_shows_on_wide_screens_and_opens_entries(make_app, sessio
         assert app.screen.entry.content.startswith("# Soothe")
         await pilot.press("escape")
         assert app.screen is app.main
+
+
+def test_the_real_session_has_the_contract(settings: Settings) -> None:
+    """The engine's Session (constructed only: no imports of LangChain) matches SessionAPI."""
+    import inspect
+
+    from soothe.app.session_api import SessionAPI
+    from soothe.engine.session import Session
+
+    session = Session(settings, thread_id=None, check_server=True)
+    assert isinstance(session, SessionAPI)
+    for name, member in inspect.getmembers(SessionAPI):
+        if name.startswith("_") or not callable(member):
+            continue
+        ours = inspect.signature(member)
+        theirs = inspect.signature(getattr(Session, name))
+        assert list(theirs.parameters)[: len(ours.parameters)] == list(ours.parameters), name
+        assert inspect.iscoroutinefunction(member) == inspect.iscoroutinefunction(
+            getattr(Session, name)
+        ), name

@@ -337,7 +337,8 @@ class EventHandler:
         self.app.run_started()
 
     def _run_finished(self, event: ev.RunFinished) -> None:
-        calls = f" · {event.model_calls} model calls" if event.model_calls else ""
+        count = event.model_calls
+        calls = f" · {count} model call{'' if count == 1 else 's'}" if count else ""
         self.note([CONVERSATION], f"done in {event.duration_s:.1f} s{calls}", "info")
         self.app.run_ended(event.duration_s)
 

@@ -131,9 +131,14 @@ class SootheApp(App[None], inherit_bindings=False):
         self.run_worker(self._start_session(), name="start", group="session", exit_on_error=False)
 
     def _build_session(self) -> SessionAPI:
-        from soothe.engine.session import Session  # type: ignore[import-not-found]
+        """Runs in a thread: importing the engine must not hold up the screen."""
+        from soothe.engine.session import Session
 
-        return Session(self.settings, thread_id=self.requested_thread)  # type: ignore[no-any-return]
+        session = Session(self.settings, thread_id=self.requested_thread, check_server=True)
+        preload = getattr(session, "preload", None)
+        if callable(preload):  # heavy imports off the event loop, before start()
+            preload()
+        return session  # type: ignore[return-value]
 
     async def _start_session(self) -> None:
         try:
@@ -375,6 +380,7 @@ class SootheApp(App[None], inherit_bindings=False):
                     await aclose()
             if self.running:  # no RunFinished / RunFailed came
                 self.run_ended(None)
+            self._show_session_status()  # the run may have created the thread
 
     async def _settle(self) -> None:
         with contextlib.suppress(Exception):

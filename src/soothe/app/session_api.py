@@ -2,81 +2,40 @@
 
 The app talks to the engine only through an object that satisfies ``SessionAPI``; the
 real one lives in ``soothe.engine.session`` (imported lazily, after the first frame), tests
-pass an in-memory fake. The view models here are plain frozen pydantic models so widgets
-can hold them without reaching into engine internals.
+pass an in-memory fake. The view models (plain frozen pydantic) are defined once in
+``soothe.engine.views``, so the engine can build them, and re-exported here: widgets hold
+them without reaching into engine internals.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import datetime
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from soothe.engine.events import EventBase, EvidenceKind, GoalStatus, StepKind, StepStatus
+from soothe.engine.events import EventBase
+from soothe.engine.views import (
+    EvidenceView,
+    GoalView,
+    ProviderStatus,
+    StepView,
+    ThreadSnapshot,
+    ThreadView,
+)
 
 if TYPE_CHECKING:
     from soothe.engine.bus import EventBus
     from soothe.engine.config import Settings
     from soothe.engine.interact import InteractBroker
 
-ProviderStatus = Literal["unknown", "reachable", "unreachable", "demo"]
-
-
-class _View(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-
-class StepView(_View):
-    id: str
-    description: str = ""
-    kind: StepKind = "action"
-    status: StepStatus = "pending"
-    dependencies: list[str] = Field(default_factory=list)
-
-
-class GoalView(_View):
-    id: str
-    description: str
-    status: GoalStatus = "pending"
-    priority: int = 50
-    parent_id: str | None = None
-    depends_on: list[str] = Field(default_factory=list)
-    steps: list[StepView] = Field(default_factory=list)
-    findings: str = ""
-    error: str = ""
-
-
-class EvidenceView(_View):
-    evidence_id: str
-    kind: EvidenceKind
-    summary: str
-    content: str = ""
-    goal_id: str | None = None
-    step_id: str | None = None
-
-
-class ThreadView(_View):
-    id: str
-    title: str = ""
-    created_at: datetime | None = None
-    last_active: datetime | None = None
-    goal_count: int = 0
-
-
-class ThreadSnapshot(_View):
-    """What the screen needs to show a stored thread again.
-
-    ``answers`` maps a goal id to that goal's final answer; the key ``""`` holds answers
-    given without a goal (quick replies), oldest first, joined by blank lines.
-    """
-
-    thread_id: str
-    title: str = ""
-    goals: list[GoalView] = Field(default_factory=list)
-    evidence: list[EvidenceView] = Field(default_factory=list)
-    answers: dict[str, str] = Field(default_factory=dict)
+__all__ = [
+    "EvidenceView",
+    "GoalView",
+    "ProviderStatus",
+    "SessionAPI",
+    "StepView",
+    "ThreadSnapshot",
+    "ThreadView",
+]
 
 
 @runtime_checkable

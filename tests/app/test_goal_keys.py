@@ -110,3 +110,19 @@ async def test_goal_keys_need_a_goal(make_app) -> None:
         await pilot.press("ctrl+g", "x")
         await pilot.pause()
         assert any("Select a goal first" in n.message for n in app._notifications)
+
+
+async def test_tree_keys_follow_the_keymap(settings, session: FakeSession) -> None:
+    from soothe.app.main import SootheApp
+
+    settings.ui.keymap = {"tree.cancel": "delete"}
+    session.seed_goal(GoalView(id="G1", description="Job"))
+    app = SootheApp(settings, session=session, animate=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+g", "down", "x")
+        await settle(app, pilot)
+        assert ("cancel_goal", ("G1",)) not in session.calls
+        await pilot.press("delete")
+        await settle(app, pilot)
+        assert ("cancel_goal", ("G1",)) in session.calls

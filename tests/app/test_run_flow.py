@@ -6,6 +6,7 @@ from pathlib import Path
 
 from textual.widgets import Markdown
 
+from soothe.engine import events as ev
 from soothe.widgets.goal_tree import NodeRef
 from soothe.widgets.stream_text import StreamText
 from soothe.widgets.tool_call import ToolCallBlock
@@ -92,14 +93,30 @@ async def test_only_the_visible_stream_renders_live(make_app, session: FakeSessi
 
 
 async def test_engine_error_is_shown_and_the_app_survives(make_app, session: FakeSession) -> None:
-    session.script = lambda text, auto: [Fail(RuntimeError("model exploded"))]
+    session.script = lambda text, auto: [
+        ev.ToolCalled(
+            goal_id="G1", step_id="S1", call_id="c9", tool="read_file", args={"path": "nope.txt"}
+        ),
+        ev.ToolResult(
+            goal_id="G1",
+            step_id="S1",
+            call_id="c9",
+            tool="read_file",
+            output="error: no such file: nope.txt",
+            ok=False,
+        ),
+        Fail(RuntimeError("model exploded")),
+    ]
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(app, pilot)
         await submit(app, pilot, "boom")
         await settle(app, pilot)
-        notes = [n.message for n in app._notifications]
-        assert any("model exploded" in message for message in notes)
+        notes = [(n.title, n.message) for n in app._notifications]
+        assert ("Tool read_file failed", "error: no such file: nope.txt") in notes
+        assert any("model exploded" in message for _, message in notes)
+        block = app.main.stream.query_one(ToolCallBlock)
+        assert "✗" in str(block.title)
         stream_text = " ".join(str(w.render()) for w in app.main.stream.query(".note"))
         assert "model exploded" in stream_text
         assert app.is_running and not app.main.status.info.running

@@ -179,7 +179,7 @@ def test_status_line_text() -> None:
     )
 
 
-def test_wrap_is_fast_enough_for_streaming() -> None:
+def test_wrap_keeps_every_character_of_a_long_stream() -> None:
     rng = random.Random(7)
     text = " ".join(rng.choice(["a", "bb", "ccc", "dddd", "eeeeeeeeeeeee"]) for _ in range(5000))
     assert "".join(wrap_line(text, 37)) == text

@@ -539,6 +539,11 @@ class EventHandler:
         run.version += 1
         if any(key == self.visible for key in self._keys(event)):
             self._touched[id(run)] = run
+        if not event.ok:
+            first = event.output.strip().splitlines()[0] if event.output.strip() else "failed"
+            self.app.notify(
+                _one_line(first, 200), title=f"Tool {event.tool} failed", severity="warning"
+            )
 
     def _step_completed(self, event: ev.StepCompleted) -> None:
         if event.goal_id and event.step_id:

@@ -211,7 +211,11 @@ class SootheApp(App[None], inherit_bindings=False):
             )
         else:
             fix = "Check model.base_url and the API key (OPENAI_API_KEY), then restart."
-        body = f"No model server answered at {url}.\n{fix}\nOr try the built-in demo model now."
+        reason = getattr(self.session, "server_error", "") or ""
+        why = f" ({reason})" if reason else ""
+        body = (
+            f"No model server answered at {url}{why}.\n{fix}\nOr try the built-in demo model now."
+        )
         self.main.show_notice(
             Notice(
                 "No model server",

@@ -98,10 +98,24 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `soothe threads | head`: the reader left, nothing to say
+        _silence_stdout()
+        return 141
     except Exception as exc:
         if args.debug:
             raise
         return error(f"{type(exc).__name__}: {exc} (run with --debug for details)")
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _dispatch(command: str | None, args: argparse.Namespace, settings: Any) -> int:

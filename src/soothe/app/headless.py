@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
+from collections.abc import AsyncIterator
 from typing import IO, Any
 
 from soothe.engine.config import Settings
@@ -98,42 +100,51 @@ class Answerer:
                 )
 
 
-async def _run(settings: Settings, args: argparse.Namespace) -> int:
+async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str]) -> int:
     from soothe.engine.session import Session
 
     stdout, stderr = sys.stdout, sys.stderr
     show_progress = stderr.isatty() and not args.json
     session = Session(settings, thread_id=args.thread)
-    await session.start()
-    answerer = Answerer(session, settings, sys.stdin, stderr)
     answer: str | None = None
     failure: str | None = None
     last: EventBase | None = None
+    resumed = False
     try:
+        # Inside the try: a start that fails after opening the database (an unknown
+        # --thread) must still close it, or aiosqlite's thread keeps the process alive.
+        await session.start()
+        answerer = Answerer(session, settings, sys.stdin, stderr)
+
+        async def consume(events: AsyncIterator[EventBase]) -> None:
+            nonlocal answer, failure, last
+            answer, failure, last = None, None, None
+            # aclosing: if rendering fails (e.g. a closed pipe), the run is stopped and its
+            # goals suspended before the session closes, not after.
+            async with contextlib.aclosing(events) as stream:  # type: ignore[type-var]
+                async for event in stream:
+                    seen["thread"] = session.thread_id
+                    _emit(event, args.json, show_progress, stdout, stderr)
+                    await answerer.handle(event)
+                    if isinstance(event, FinalAnswer):
+                        answer, last = event.text, event
+                    elif isinstance(event, RunFailed):
+                        failure, last = event.error, event
+
         if args.thread and session.unfinished_goals():
-            stream = session.resume()
+            resumed = True
             if show_progress:
                 stderr.write(f"resuming thread {args.thread}\n")
-            async for event in stream:
-                _emit(event, args.json, show_progress, stdout, stderr)
-                await answerer.handle(event)
-                if isinstance(event, FinalAnswer):
-                    answer, last = event.text, event
-                elif isinstance(event, RunFailed):
-                    failure, last = event.error, event
-        if args.prompt.strip():
-            answer, failure, last = None, None, None
-            async for event in session.run(args.prompt, autonomous=args.autonomous):
-                _emit(event, args.json, show_progress, stdout, stderr)
-                await answerer.handle(event)
-                if isinstance(event, FinalAnswer):
-                    answer, last = event.text, event
-                elif isinstance(event, RunFailed):
-                    failure, last = event.error, event
+            await consume(session.resume())
+        if args.prompt.strip() and failure is None:
+            await consume(session.run(args.prompt, autonomous=args.autonomous))
     finally:
         await session.close()
     if failure is None and answer is None:
-        failure = "the run ended without an answer"
+        if args.thread and not args.prompt.strip() and not resumed:
+            failure = f"thread {args.thread} has nothing to resume; give a request with -p TEXT"
+        else:
+            failure = "the run ended without an answer"
     if args.json:
         if last is None or (failure is not None and not isinstance(last, RunFailed)):
             last = RunFailed(error=failure or "", thread_id=session.thread_id)
@@ -168,14 +179,29 @@ def run_headless(settings: Settings, args: argparse.Namespace) -> int:
     from soothe.engine.llm.errors import LLMError
     from soothe.engine.session import StorageError
 
+    seen = {"thread": args.thread or ""}
     try:
-        return asyncio.run(_run(settings, args))
+        return asyncio.run(_run(settings, args, seen))
+    except KeyboardInterrupt:
+        # The runner has suspended the active goals and the loop checkpoints are on disk.
+        thread = seen["thread"]
+        hint = f"; resume with: soothe --thread {thread} -p ''" if thread else ""
+        return _fail(args, f"interrupted{hint}", 130, kind="interrupted", thread=thread)
     except LLMError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        return 1
+        return _fail(args, exc.message, kind=str(exc.kind))
     except (StorageError, DataDirBusy) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return _fail(args, str(exc), kind="storage")
     except LookupError as exc:
-        print(f"error: {str(exc).strip(chr(39))}", file=sys.stderr)
-        return 1
+        return _fail(args, str(exc).strip(chr(39)), kind="not_found")
+
+
+def _fail(
+    args: argparse.Namespace, message: str, code: int = 1, *, kind: str, thread: str = ""
+) -> int:
+    """One ``error:`` line on stderr; with --json the last stdout line says it too."""
+    if args.json:
+        event = RunFailed(error=message, kind=kind, thread_id=thread)
+        sys.stdout.write(event.model_dump_json() + "\n")
+        sys.stdout.flush()
+    print(f"error: {message}", file=sys.stderr)
+    return code

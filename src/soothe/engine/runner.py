@@ -74,20 +74,27 @@ class SootheRunner:
     ) -> AsyncIterator[EventBase]:
         """Run one request; yield its events in order (they are also on the bus)."""
         thread_id = await self.ensure_thread(thread_id, text)
-        async for event in self._stream(
-            thread_id, self._route(text, thread_id, autonomous, subagent)
-        ):
-            yield event
+        async with contextlib.aclosing(
+            self._stream(thread_id, self._route(text, thread_id, autonomous, subagent))
+        ) as events:
+            async for event in events:
+                yield event
 
     async def aresume(self, thread_id: str) -> AsyncIterator[EventBase]:
         """Continue the unfinished goals of a thread from their checkpoints."""
-        async for event in self._stream(thread_id, self._resume(thread_id)):
-            yield event
+        async with contextlib.aclosing(
+            self._stream(thread_id, self._guarded(thread_id, self._resume(thread_id)))
+        ) as events:
+            async for event in events:
+                yield event
 
     async def arun_goals(self, thread_id: str) -> AsyncIterator[EventBase]:
         """Run every ready goal of the thread through the scheduler (the TUI's /goal)."""
-        async for event in self._stream(thread_id, self._schedule(thread_id, None)):
-            yield event
+        async with contextlib.aclosing(
+            self._stream(thread_id, self._schedule(thread_id, None))
+        ) as events:
+            async for event in events:
+                yield event
 
     def unfinished_goals(self, thread_id: str) -> list[Any]:
         return [
@@ -146,9 +153,7 @@ class SootheRunner:
             await asyncio.shield(self._interrupted(thread_id))
             raise
         except Exception as exc:
-            message = _one_line(exc)
-            self.bus.publish(RunFailed(error=message, kind=_kind(exc), thread_id=thread_id))
-            await self.context.add_message(thread_id, "error", message)
+            await self._failed(thread_id, exc)
             return
         await self.context.add_message(thread_id, "assistant", answer)
         await self.context.touch_thread(thread_id)
@@ -161,10 +166,31 @@ class SootheRunner:
         )
 
     async def _interrupted(self, thread_id: str) -> None:
+        await self._suspend_active(thread_id, "interrupted by the user")
+        await self.context.add_message(thread_id, "system", "run interrupted")
+
+    async def _failed(self, thread_id: str, exc: Exception) -> None:
+        """A run that raised: report it, and pause (not abandon) the goals it left active,
+        so the thread can be resumed once the cause (e.g. a stopped server) is fixed."""
+        message = _one_line(exc)
+        await self._suspend_active(thread_id, f"run failed: {message}"[:300])
+        self.bus.publish(RunFailed(error=message, kind=_kind(exc), thread_id=thread_id))
+        await self.context.add_message(thread_id, "error", message)
+
+    async def _suspend_active(self, thread_id: str, reason: str) -> None:
         for goal in self.context.list_goals(thread_id=thread_id):
             if goal.status == "active":
-                await self.context.suspend_goal(goal.id, reason="interrupted by the user")
-        await self.context.add_message(thread_id, "system", "run interrupted")
+                await self.context.suspend_goal(goal.id, reason=reason)
+
+    async def _guarded(self, thread_id: str, work: Awaitable[None]) -> None:
+        """Errors and interrupts of a resume end like those of a request (``_route``)."""
+        try:
+            await work
+        except asyncio.CancelledError:
+            await asyncio.shield(self._interrupted(thread_id))
+            raise
+        except Exception as exc:
+            await self._failed(thread_id, exc)
 
     async def _history(self, thread_id: str) -> str:
         messages = await self.context.messages(thread_id, limit=12)

@@ -7,6 +7,7 @@ paint before it; everything after that goes through the runner and the ContextEn
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -186,20 +187,25 @@ class Session:
 
     async def run(self, text: str, *, autonomous: bool = False) -> AsyncIterator[EventBase]:
         thread_id = await self._ensure_thread(text)
-        async for event in self.runner.astream(text, thread_id, autonomous=autonomous):
-            yield event
+        async with contextlib.aclosing(
+            self.runner.astream(text, thread_id, autonomous=autonomous)
+        ) as events:
+            async for event in events:
+                yield event
 
     async def run_goals(self) -> AsyncIterator[EventBase]:
         thread_id = await self._ensure_thread("goals")
-        async for event in self.runner.arun_goals(thread_id):
-            yield event
+        async with contextlib.aclosing(self.runner.arun_goals(thread_id)) as events:
+            async for event in events:
+                yield event
 
     def unfinished_goals(self) -> list[Any]:
         return self.runner.unfinished_goals(self.thread_id) if self.thread_id else []
 
     async def resume(self) -> AsyncIterator[EventBase]:
-        async for event in self.runner.aresume(self.thread_id):
-            yield event
+        async with contextlib.aclosing(self.runner.aresume(self.thread_id)) as events:
+            async for event in events:
+                yield event
 
     # --- goals --------------------------------------------------------------------------
 

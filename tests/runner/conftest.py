@@ -1,0 +1,249 @@
+"""Fixtures for the end-to-end runner tests: an isolated home, a scripted fake Ollama
+that answers by request kind, and the ``soothe`` CLI called in-process."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes._base import FakeHTTPError
+from tests.fakes.ollama_server import FakeOllamaServer
+
+_ENV_NAMES = ("OLLAMA_HOST", "OPENAI_BASE_URL", "OPENAI_API_KEY")
+
+KINDS = ("Classification", "PlanGeneration", "StatusAssessment", "GoalDecomposition")
+STEP_ID = re.compile(r"^Step (\S+):", re.MULTILINE)
+
+
+def request_kind(body: dict[str, Any]) -> str:
+    """Which call this is: a structured schema title, ``step`` (tools bound) or ``text``."""
+    fmt = body.get("format")
+    if isinstance(fmt, dict) and fmt.get("title"):
+        return str(fmt["title"])
+    if body.get("tools"):
+        return "step"
+    return "text"
+
+
+def prompt_text(body: dict[str, Any]) -> str:
+    """Every message's text content of a chat request, joined."""
+    return "\n".join(
+        m["content"] for m in body.get("messages") or [] if isinstance(m.get("content"), str)
+    )
+
+
+def step_of(body: dict[str, Any]) -> str:
+    """The plan step a tool-bound call works on (from the step prompt)."""
+    for m in body.get("messages") or []:
+        if m.get("role") == "user" and (match := STEP_ID.search(m.get("content") or "")):
+            return match.group(1)
+    return ""
+
+
+@dataclass
+class Brain:
+    """Replies by request kind, so tests script *what* the model says, not call order.
+
+    ``add(kind, *items)`` queues replies for that kind; ``step(step_id, *items)`` queues
+    replies for the CoreAgent calls of one plan step (steps may run in parallel). An item
+    may be a callable ``body -> item`` that decides from the request.
+    An unscripted call gets HTTP 500 naming what was asked, and is recorded.
+    """
+
+    queues: dict[str, deque[Any]] = field(default_factory=dict)
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    unscripted: list[str] = field(default_factory=list)
+
+    def add(self, kind: str, *items: Any) -> Brain:
+        self.queues.setdefault(kind, deque()).extend(items)
+        return self
+
+    def step(self, step_id: str, *items: Any) -> Brain:
+        return self.add(f"step:{step_id}", *items)
+
+    def __call__(self, body: dict[str, Any]) -> Any:
+        kind = request_kind(body)
+        self.calls.append((kind, body))
+        keys = [f"step:{step_of(body)}", "step"] if kind == "step" else [kind]
+        for key in keys:
+            queue = self.queues.get(key)
+            if queue:
+                item = queue.popleft()
+                return item(body) if callable(item) else item
+        self.unscripted.append(kind)
+        return FakeHTTPError(500, f"unscripted {kind} call")
+
+    def kinds(self) -> list[str]:
+        return [k for k, _ in self.calls]
+
+    def prompts(self, kind: str) -> list[str]:
+        return [prompt_text(b) for k, b in self.calls if k == kind]
+
+    def leftover(self) -> dict[str, int]:
+        return {k: len(q) for k, q in self.queues.items() if q}
+
+
+@dataclass
+class Env:
+    home: Path
+    workspace: Path
+    data_dir: Path
+    url: str
+
+    def base_args(self, given: Sequence[str] = ()) -> list[str]:
+        """Provider, model, storage and workspace options not already in ``given``."""
+        defaults = {
+            "--provider": "ollama",
+            "--base-url": self.url,
+            "--model": "llama3.2",
+            "--data-dir": str(self.data_dir),
+            "--workspace": str(self.workspace),
+        }
+        out: list[str] = []
+        for option, value in defaults.items():
+            if option not in given:
+                out += [option, value]
+        return out
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "soothe.db"
+
+    def environ(self) -> dict[str, str]:
+        """An environment for a subprocess: the same isolation as the in-process tests."""
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("SOOTHE_") and k not in _ENV_NAMES and not k.startswith("XDG_")
+        }
+        env.update(
+            HOME=str(self.home),
+            XDG_CONFIG_HOME=str(self.home / "xdg-config"),
+            XDG_DATA_HOME=str(self.home / "xdg-data"),
+            PYTHONUNBUFFERED="1",
+        )
+        return env
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json_lines(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.out.splitlines() if line.strip()]
+
+
+@pytest.fixture
+def brain() -> Brain:
+    return Brain()
+
+
+@pytest.fixture
+def fake(brain: Brain) -> Iterator[FakeOllamaServer]:
+    server = FakeOllamaServer(responder=brain, hang_limit=5.0)
+    with server:
+        yield server
+    assert not server.errors, "fake Ollama server crashed:\n" + "\n".join(server.errors)
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake: FakeOllamaServer) -> Env:
+    """HOME/XDG under tmp_path, provider variables cleared, cwd = an empty workspace."""
+    for name in list(os.environ):
+        if name.startswith("SOOTHE_") or name in _ENV_NAMES:
+            monkeypatch.delenv(name)
+    home = tmp_path / "home"
+    workspace = tmp_path / "ws"
+    home.mkdir()
+    workspace.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg-config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "xdg-data"))
+    monkeypatch.chdir(workspace)
+    return Env(home=home, workspace=workspace, data_dir=tmp_path / "data", url=fake.url)
+
+
+@pytest.fixture
+def soothe(env: Env, capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
+    """``soothe(*args)`` runs ``soothe.cli.main`` in-process against the fake server.
+
+    Subcommands (threads, skills...) get the storage/workspace options after the
+    command name; ``raw=True`` passes the arguments untouched.
+    """
+    from soothe.cli import SUBCOMMANDS, main
+
+    def run(*args: str, raw: bool = False) -> Result:
+        capsys.readouterr()
+        argv = list(args)
+        if not raw:
+            if argv and argv[0] in SUBCOMMANDS:
+                extra = ["--data-dir", str(env.data_dir)]
+                if argv[0] == "skills":
+                    extra += ["--workspace", str(env.workspace)]
+                argv = [*argv, *extra]
+            else:
+                argv = [*argv, *env.base_args(argv)]
+        code = main(argv)
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
+
+
+@dataclass
+class Stored:
+    """What a run left in the database, read back through the ContextEngine."""
+
+    threads: list[Any]
+    goals: list[Any]
+    steps: dict[str, list[Any]]
+    evidence: dict[str, list[Any]]
+    messages: dict[str, list[tuple[str, str]]]
+
+    def goals_of(self, thread_id: str) -> list[Any]:
+        return [g for g in self.goals if g.thread_id == thread_id]
+
+    def step_status(self, goal_id: str) -> dict[str, str]:
+        return {s.id: s.status for s in self.steps[goal_id]}
+
+
+def read_store(db_path: Path) -> Stored:
+    """Open the database the CLI wrote (in its own event loop) and snapshot it."""
+    import asyncio
+
+    from soothe.engine.context import ContextEngine
+
+    async def load() -> Stored:
+        context = await ContextEngine.open(db_path)
+        try:
+            threads = context.list_threads()
+            goals = context.list_goals()
+            return Stored(
+                threads=threads,
+                goals=goals,
+                steps={g.id: list(context.step_dag(g.id).steps.values()) for g in goals},
+                evidence={g.id: context.evidence(g.id) for g in goals},
+                messages={
+                    t.id: [(m.role, m.content) for m in await context.messages(t.id)]
+                    for t in threads
+                },
+            )
+        finally:
+            await context.close()
+
+    return asyncio.run(load())
+
+
+@pytest.fixture
+def stored(env: Env) -> Callable[[], Stored]:
+    return lambda: read_store(env.db_path)

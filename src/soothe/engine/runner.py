@@ -97,10 +97,12 @@ class SootheRunner:
                 yield event
 
     def unfinished_goals(self, thread_id: str) -> list[Any]:
+        # A goal that ever ran counts: crash recovery moves it to pending, which clears
+        # its loop_id (``_resume`` finds the loop again from the checkpoints).
         return [
             g
             for g in self.context.list_goals(thread_id=thread_id)
-            if g.status not in TERMINAL and g.loop_id
+            if g.status not in TERMINAL and (g.loop_id or g.started_at is not None)
         ]
 
     async def ensure_thread(self, thread_id: str | None, text: str = "") -> str:
@@ -490,7 +492,7 @@ class SootheRunner:
         for goal in self.unfinished_goals(thread_id):
             if goal.status in ("suspended", "blocked", "awaiting_clarification"):
                 await self.context.resume_goal(goal.id)
-            loop_id = goal.loop_id
+            loop_id = goal.loop_id or await self._last_loop_id(goal.id)
             await self.context.activate_goal(goal.id, loop_id=loop_id)
             history = await self._history(thread_id)
             result = await self.loop.run(
@@ -505,6 +507,14 @@ class SootheRunner:
             await self.context.add_message(thread_id, "assistant", answer)
             self.bus.publish(FinalAnswer(text=answer, thread_id=thread_id, goal_id=goal.id))
         self.bus.publish(RunFinished(thread_id=thread_id))
+
+    async def _last_loop_id(self, goal_id: str) -> str:
+        """The latest of the goal's loops (named by ``_agentic``) with unfinished work."""
+        for round_no in range(self.settings.loop.agentic_max_iterations, 0, -1):
+            loop_id = f"{goal_id}-L{round_no}"
+            if await self.loop.has_checkpoint(loop_id):
+                return loop_id
+        return f"{goal_id}-L1"
 
 
 def _one_line(exc: BaseException) -> str:

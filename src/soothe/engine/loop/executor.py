@@ -112,9 +112,13 @@ class Executor:
                     report.last_answer = answer
                 else:
                     report.failed.append(step.id)
+        # Also what an earlier, interrupted run of this plan left failed (a cancelled
+        # step): the plan did not succeed, whoever ran it.
         for step in self.context.step_dag(goal_id).steps.values():
             if step.status == "skipped" and step.id not in report.skipped:
                 report.skipped.append(step.id)
+            if step.status == "failed" and step.id not in report.failed:
+                report.failed.append(step.id)
         return report
 
     async def _run_step(
@@ -179,9 +183,11 @@ class Executor:
         return ok, text
 
     async def _reactivate(self, goal_id: str) -> None:
-        # awaiting_clarification may only go back through pending (DESIGN.md table).
+        # awaiting_clarification may only go back through pending (DESIGN.md table), and
+        # pending clears the goal's loop_id: give it back, or the goal leaves its loop.
+        loop_id = self.context.get_goal(goal_id).loop_id
         await self.context.resume_goal(goal_id)
-        await self.context.activate_goal(goal_id)
+        await self.context.activate_goal(goal_id, loop_id=loop_id)
 
     async def _action(
         self,

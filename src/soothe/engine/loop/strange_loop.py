@@ -355,11 +355,15 @@ class StrangeLoop:
     ) -> LoopResult:
         """Run (or resume, when a checkpoint for ``loop_id`` exists) the loop to its end."""
         config = {"configurable": {"thread_id": loop_id}, "recursion_limit": 200}
+        # "sync": each checkpoint is on disk before the next node starts. The default
+        # ("async") writes it while the next node runs, so a kill during the long execute
+        # node could lose the checkpoint that leads into it.
+        durable = {"durability": "sync"}
         self._extras[loop_id] = extras or LoopExtras()
         try:
             snapshot = await self._graph.aget_state(config)
             if snapshot.next:
-                final = await self._graph.ainvoke(None, config)
+                final = await self._graph.ainvoke(None, config, **durable)
             else:
                 initial: LoopState = {
                     "goal_id": goal_id,
@@ -379,7 +383,7 @@ class StrangeLoop:
                     "error": "",
                     "last_failed": 0,
                 }
-                final = await self._graph.ainvoke(initial, config)
+                final = await self._graph.ainvoke(initial, config, **durable)
         finally:
             self._extras.pop(loop_id, None)
         status = final.get("status", "done")

@@ -1,0 +1,202 @@
+"""The StrangeLoop through a Session with a scripted model: plans, waves, replans, bounds."""
+
+from __future__ import annotations
+
+from soothe.engine.llm.scripted import ScriptedReply
+from tests.loop.conftest import SessionFactory
+from tests.loop.helpers import (
+    Brain,
+    assess,
+    classify,
+    goal_moves,
+    of_type,
+    one,
+    plan,
+    run_all,
+    step,
+)
+
+
+async def test_one_step_terminal_plan_uses_the_step_answer(make_session: SessionFactory) -> None:
+    brain = Brain()
+    brain.add("classify", classify("simple"))
+    brain.add("plan", plan(step("S-01", "list the workspace")))
+    brain.add(
+        "step:S-01",
+        ScriptedReply(tool_calls=[{"name": "list_dir", "args": {"path": "."}}]),
+        "The workspace has README.md and notes.txt.",
+    )
+    session = await make_session(brain)
+    events = await run_all(session, "what files are here?")
+
+    # classify 1 + plan 1 + step 2 (tool call, then answer); no assess, no completion call.
+    assert brain.log == ["classify", "plan", "step:S-01", "step:S-01"]
+    assert one(events, "run.finished").model_calls == 4
+    final = one(events, "answer.final")
+    assert final.text == "The workspace has README.md and notes.txt."
+    goal = session.context.get_goal(final.goal_id)
+    assert goal.status == "completed" and goal.findings == final.text
+    assert goal_moves(events, goal.id) == ["active", "completed"]
+    result = one(events, "step.tool_result", tool="list_dir")
+    assert "README.md" in result.output and result.ok
+    assert not of_type(events, "plan.assessed")
+
+
+async def test_two_parallel_steps_then_a_dependent(make_session: SessionFactory) -> None:
+    brain = Brain()
+    brain.add("classify", classify("complex"))
+    brain.add(
+        "plan",
+        plan(
+            step("S-01", "read README"),
+            step("S-02", "read notes"),
+            step("S-03", "combine", ["S-01", "S-02"]),
+        ),
+    )
+    brain.add("step:S-01", ScriptedReply(text="readme says demo", delay=0.15))
+    brain.add("step:S-02", ScriptedReply(text="notes say alpha", delay=0.15))
+    brain.add("step:S-03", "demo and alpha")
+    brain.add("assess", assess("done", progress="complete"))
+    brain.add("complete", "Final: demo and alpha.")
+    session = await make_session(brain)
+
+    in_flight = 0
+    peak = 0
+
+    def track(event: object) -> None:
+        nonlocal in_flight, peak
+        kind = getattr(event, "type", "")
+        if kind == "step.started":
+            in_flight += 1
+            peak = max(peak, in_flight)
+        elif kind in ("step.completed", "step.failed"):
+            in_flight -= 1
+
+    session.bus.add_listener(track)
+    events = await run_all(session, "summarise README and notes")
+
+    started = {e.step_id: e for e in of_type(events, "step.started")}
+    completed = {e.step_id: e for e in of_type(events, "step.completed")}
+    assert set(completed) == {"S-01", "S-02", "S-03"}
+    # The dependent starts only after both of its dependencies finished ...
+    assert started["S-03"].seq > max(completed["S-01"].seq, completed["S-02"].seq)
+    # ... and the two independent steps really ran at the same time.
+    assert peak == 2
+    assert started["S-02"].ts < completed["S-01"].ts and started["S-01"].ts < completed["S-02"].ts
+    # The dependent saw both results as evidence.
+    (s3_prompt,) = brain.step_prompts("S-03")
+    assert "readme says demo" in s3_prompt and "notes say alpha" in s3_prompt
+    assert brain.log[-2:] == ["assess", "complete"]
+    assert one(events, "answer.final").text == "Final: demo and alpha."
+
+
+async def test_short_dependency_ids_resolve(make_session: SessionFactory) -> None:
+    brain = Brain()
+    brain.add("classify", classify("complex"))
+    brain.add(
+        "plan",
+        plan(step("KFA-01", "find facts"), step("KFA-02", "use facts", ["01"]), mode="dependency"),
+    )
+    brain.add("step:KFA-01", "fact: 42")
+    brain.add("step:KFA-02", "used 42")
+    brain.add("assess", assess("done", completion=False))
+    session = await make_session(brain)
+    events = await run_all(session, "use the facts")
+
+    assert [e.step_id for e in of_type(events, "step.completed")] == ["KFA-01", "KFA-02"]
+    assert not of_type(events, "step.skipped")
+    goal_id = one(events, "answer.final").goal_id
+    node = session.context.get_step(goal_id, "KFA-02")
+    assert node.dependencies == ("01",) and node.dropped_dependencies == ()
+    # require_goal_completion false: the last step's answer is the answer, no completion call.
+    assert one(events, "answer.final").text == "used 42"
+    assert "complete" not in brain.log
+
+
+async def test_replan_after_a_failed_step(make_session: SessionFactory) -> None:
+    brain = Brain()
+    brain.add("classify", classify("complex"))
+    brain.add(
+        "plan",
+        plan(step("S-01", "try the broken way"), step("S-02", "build on it", ["S-01"])),
+        plan(step("S-01", "try another way")),
+    )
+    brain.add("step:S-01", "")  # an empty answer fails the step
+    brain.add("step:S-01.2", "worked the other way")
+    brain.add("assess", assess("replan", progress="low"), assess("done", completion=False))
+    session = await make_session(brain)
+    events = await run_all(session, "do the thing")
+
+    goal_id = one(events, "answer.final").goal_id
+    failed = one(events, "step.failed", step_id="S-01")
+    assert "empty answer" in failed.error and not failed.cancelled
+    assert one(events, "step.skipped", step_id="S-02").reason == "dependency S-01 failed"
+    # assess said replan -> a second plan; its step reusing a failed id was renamed.
+    assert [e.iteration for e in of_type(events, "plan.created")] == [1, 2]
+    assert [e.status for e in of_type(events, "plan.assessed")] == ["replan", "done"]
+    assert brain.log == [
+        "classify",
+        "plan",
+        "step:S-01",
+        "assess",
+        "plan",
+        "step:S-01.2",
+        "assess",
+    ]
+    assert session.context.get_goal(goal_id).status == "completed"
+    assert one(events, "answer.final").text == "worked the other way"
+    # The replan prompt showed the failure.
+    replan_prompt = [p for k, p in brain.prompts if k == "plan"][1]
+    assert "S-01 [failed]" in replan_prompt and "S-02 [skipped]" in replan_prompt
+
+
+async def test_iteration_bound_ends_exhausted_with_an_answer(make_session: SessionFactory) -> None:
+    brain = Brain()
+    brain.add("classify", classify("complex"))
+    brain.add("plan", plan(step("S-01", "first")), plan(step("S-02", "second")))
+    brain.add("step:S-01", "one")
+    brain.add("step:S-02", "two")
+    brain.add("assess", assess("replan", progress="low"))
+    brain.add("complete", "Partial: one and two; not finished.")
+    session = await make_session(brain, loop={"max_iterations": 2, "agentic_max_iterations": 1})
+    events = await run_all(session, "an endless goal")
+
+    assert [e.iteration for e in of_type(events, "iteration.started")] == [1, 2]
+    # After iteration 2 the loop stops without asking again: straight to completion.
+    assert brain.log == [
+        "classify",
+        "plan",
+        "step:S-01",
+        "assess",
+        "plan",
+        "step:S-02",
+        "complete",
+    ]
+    (complete_prompt,) = [p for k, p in brain.prompts if k == "complete"]
+    assert "S-01 [completed]" in complete_prompt
+    goal_id = one(events, "answer.final").goal_id
+    goal = session.context.get_goal(goal_id)
+    assert goal.status == "completed" and goal.report == "iteration limit reached"
+    assert one(events, "answer.final").text == "Partial: one and two; not finished."
+
+
+async def test_loop_result_status_exhausted(make_session: SessionFactory) -> None:
+    """StrangeLoop.run itself reports 'exhausted' when the bound is hit."""
+    brain = Brain()
+    brain.add("plan", plan(step("S-01")), plan(step("S-02")))
+    brain.add("step:S-01", "a")
+    brain.add("step:S-02", "b")
+    brain.add("assess", assess("continue"))
+    brain.add("complete", "limit reached: a, b")
+    session = await make_session(brain)
+    thread = await session.context.create_thread("t")
+    goal = await session.context.create_goal("never done", thread_id=thread.id)
+    await session.context.activate_goal(goal.id, loop_id=f"{goal.id}-L1")
+    result = await session.runner.loop.run(
+        goal_id=goal.id, loop_id=f"{goal.id}-L1", thread_id=thread.id, max_iterations=2
+    )
+    assert result.status == "exhausted"
+    assert result.iterations == 2
+    assert result.answer == "limit reached: a, b"
+    assert brain.log[-1] == "complete"
+    assert "iteration limit was reached" in brain.systems[-1][1]

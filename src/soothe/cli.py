@@ -104,7 +104,21 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if args.debug:
             raise
-        return error(f"{type(exc).__name__}: {exc} (run with --debug for details)")
+        problem = _storage_problem(exc, settings)
+        return error(problem or f"{type(exc).__name__}: {exc} (run with --debug for details)")
+
+
+def _storage_problem(exc: Exception, settings: Any) -> str | None:
+    """A database that cannot be used (e.g. `soothe threads` on a corrupt or foreign file)
+    gets the message a run would give: which file, left untouched, what to do."""
+    import sqlite3
+
+    from soothe.engine.context.errors import StoreError
+    from soothe.engine.session import _storage_message
+
+    if isinstance(exc, StoreError | sqlite3.DatabaseError):
+        return _storage_message(settings.storage.db_path, exc)
+    return None
 
 
 def _silence_stdout() -> None:

@@ -128,6 +128,7 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
                     await answerer.handle(event)
                     if isinstance(event, FinalAnswer):
                         answer, last = event.text, event
+                        failure = _goal_failure(session, event)
                     elif isinstance(event, RunFailed):
                         failure, last = event.error, event
 
@@ -151,12 +152,26 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
         stdout.write(last.model_dump_json() + "\n")
         stdout.flush()
     if failure is not None:
+        if args.autonomous and answer and not args.json:
+            stdout.write(answer.rstrip("\n") + "\n")  # the report says what did get done
+            stdout.flush()
         stderr.write(f"error: {failure}\n")
         return 1
     if not args.json:
         stdout.write((answer or "").rstrip("\n") + "\n")
     stdout.flush()
     return 0
+
+
+def _goal_failure(session: Any, event: FinalAnswer) -> str | None:
+    """A run whose answer is a failed goal's failed: exit 1 with the goal's error, rather
+    than exit 0 with "could not be completed" as if it were the answer."""
+    if not event.goal_id or not session.context.has_goal(event.goal_id):
+        return None
+    goal = session.context.get_goal(event.goal_id)
+    if goal.status != "failed":
+        return None
+    return f"the goal could not be completed: {goal.error or 'no reason was given'}"
 
 
 def _emit(event: EventBase, as_json: bool, show: bool, stdout: IO[str], err: IO[str]) -> None:

@@ -105,14 +105,22 @@ class Session:
         except Exception as exc:
             self._release_lock()
             raise StorageError(_storage_message(db_path, exc)) from exc
+        try:  # before recover(): a start refused here changes nothing
+            self._checkpoint_conn = await aiosqlite.connect(str(checkpoint_path))
+            if str(checkpoint_path) != ":memory:":
+                await self._checkpoint_conn.execute("PRAGMA journal_mode=WAL")
+            checkpointer = AsyncSqliteSaver(self._checkpoint_conn)
+            await checkpointer.setup()
+        except Exception as exc:
+            if self._checkpoint_conn is not None:
+                await self._checkpoint_conn.close()
+                self._checkpoint_conn = None
+            await self.context.close()
+            self._release_lock()
+            raise StorageError(_storage_message(checkpoint_path, exc)) from exc
         await self.context.recover()
         memory = Memory(self.context.db, cross_thread=settings.memory.cross_thread)
         await memory.setup()
-        self._checkpoint_conn = await aiosqlite.connect(str(checkpoint_path))
-        if str(checkpoint_path) != ":memory:":
-            await self._checkpoint_conn.execute("PRAGMA journal_mode=WAL")
-        checkpointer = AsyncSqliteSaver(self._checkpoint_conn)
-        await checkpointer.setup()
         if settings.model.provider == "demo":
             from soothe.engine.loop import demo_brain
 
@@ -372,7 +380,7 @@ class Session:
 
 
 def _storage_message(path: str | Path, exc: BaseException) -> str:
-    detail = " ".join(str(exc).split())[:160]
+    detail = " ".join(str(exc).split()).removeprefix(f"{path}: ")[:160]
     return (
         f"cannot open the database {path}: {detail}. The file was left untouched; "
         "move it away (or pass --data-dir) to start fresh."

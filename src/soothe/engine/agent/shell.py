@@ -16,6 +16,9 @@ from pathlib import Path
 
 _READ_CHUNK = 65536
 _DRAIN_GRACE = 2.0
+SECRET_ENV = frozenset({"OPENAI_API_KEY", "SOOTHE_MODEL__API_KEY"})
+"""The model API keys soothe reads: a command the agent runs (perhaps at the suggestion of
+a file it read) does not get them, so they cannot end up in tool output and the database."""
 
 
 @dataclass
@@ -86,6 +89,7 @@ async def run_command(command: str, cwd: Path, timeout: float, keep_chars: int) 
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
+        env={k: v for k, v in os.environ.items() if k not in SECRET_ENV},
     )
 
     async def read_all() -> None:

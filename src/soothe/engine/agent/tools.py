@@ -305,6 +305,9 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "glob": ("include", "file_glob", "file_pattern"),
 }
 _WRAPPERS = ("args", "arguments", "input", "parameters", "params", "kwargs")
+_TEXT_FIELDS = frozenset({"content", "old", "new"})
+"""File text, which may arrive parsed when it looks like JSON. A path, command or pattern
+given as a list or an object is a wrong type: refused, never used as its JSON text."""
 
 
 def _strip_titles(schema: Any) -> Any:
@@ -372,9 +375,15 @@ def normalize_args(model: type[_Args], raw: Any) -> dict[str, Any]:
         value = args.get(name)
         if isinstance(value, str) and info.annotation is not str:
             args[name] = _loads_if_json(value)
-        elif isinstance(value, dict | list) and info.annotation is str:
+        elif isinstance(value, dict | list) and info.annotation is str and name in _TEXT_FIELDS:
             # ChatOllama parses JSON-looking strings: file content '{"a": 1}' comes as a dict.
             args[name] = json.dumps(value, ensure_ascii=False, indent=2)
+        elif isinstance(value, str) and name not in _TEXT_FIELDS:
+            # The model layer flattens a list/object to JSON text for any string parameter:
+            # give validation the list back, so e.g. a command ["rm", "-rf", "."] is refused.
+            parsed = _loads_if_json(value) if value.lstrip().startswith(("[", "{")) else None
+            if isinstance(parsed, dict | list):
+                args[name] = parsed
     return args
 
 

@@ -223,6 +223,25 @@ class Loaded:
     last_message_id: int = 0
 
 
+async def _refuse_foreign(db: aiosqlite.Connection, path: str) -> None:
+    """Leave a database that is not ours (another program's tables, or a newer soothe's
+    schema) exactly as it is: refuse it before anything writes to it."""
+    async with db.execute("PRAGMA user_version") as cursor:
+        row = await cursor.fetchone()
+    version = int(row[0]) if row else 0
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path}: database schema v{version} is newer than this soothe "
+            f"(v{SCHEMA_VERSION}); upgrade soothe or use another data dir"
+        )
+    if version == 0:
+        async with db.execute("SELECT name FROM sqlite_master WHERE type = 'table'") as cursor:
+            tables = [str(r[0]) for r in await cursor.fetchall()]
+        if tables:
+            shown = ", ".join(sorted(tables)[:5])
+            raise StoreError(f"{path}: not a soothe database (it has other tables: {shown})")
+
+
 class Store:
     def __init__(self, db: aiosqlite.Connection, path: str) -> None:
         self.db = db
@@ -237,6 +256,7 @@ class Store:
         db = await aiosqlite.connect(location, isolation_level=None)
         try:
             await db.execute("PRAGMA busy_timeout = 5000")
+            await _refuse_foreign(db, location)  # before WAL mode rewrites the header
             if location != ":memory:":
                 await db.execute("PRAGMA journal_mode = WAL")
             # WAL + NORMAL: a process crash loses nothing committed; only a power cut can

@@ -70,7 +70,8 @@ class LLMPlanner:
             ids=ids,
         )
         if result.value is None:
-            raise PlanningFailed(schema.__name__, result.error or "invalid output", result.attempts)
+            reason = "; ".join(result.problems) or result.error or "invalid output"
+            raise PlanningFailed(schema.__name__, reason, result.attempts)
         return result.value
 
     async def assess(self, ctx: PlanningContext, ids: Any = None) -> StatusAssessment:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import subprocess
@@ -13,6 +14,39 @@ from tests.fakes._base import FakeReply
 from tests.runner.conftest import Brain, Env, prompt_text, step_of
 
 DONE = {"status": "done", "goal_progress": "complete", "require_goal_completion": False}
+
+
+def interrupt_at(fake, brain: Brain, env: Env, step: str, *args: str) -> tuple[int, str, str]:
+    """Run ``soothe ARGS`` as a process; send SIGINT once the model is asked for ``step``
+    (that call hangs). Returns (exit code, stdout, stderr)."""
+    reached = threading.Event()
+
+    def hang_on_step(body: dict[str, Any]) -> Any:
+        if step_of(body) == step and not reached.is_set():
+            reached.set()
+            return FakeReply(hang=True)  # the model "thinks" until the process is stopped
+        return brain(body)
+
+    fake.responder = hang_on_step
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "soothe", *args, *env.base_args()],
+        env=env.environ(),
+        cwd=env.workspace,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert reached.wait(timeout=20), f"the run never reached step {step}"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        fake.responder = brain
+    return proc.returncode, out, err
 
 
 def test_sigint_suspends_the_goal_and_thread_resumes_it(
@@ -29,34 +63,9 @@ def test_sigint_suspends_the_goal_and_thread_resumes_it(
         },
     )
     brain.step("S-01", "Three facts collected.")
-    second_step_reached = threading.Event()
+    code, out, err = interrupt_at(fake, brain, env, "S-02", "-p", "Summarise the facts")
 
-    def hang_on_second_step(body: dict[str, Any]) -> Any:
-        if step_of(body) == "S-02" and not second_step_reached.is_set():
-            second_step_reached.set()
-            return FakeReply(hang=True)  # the model "thinks" until the process is stopped
-        return brain(body)
-
-    fake.responder = hang_on_second_step
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "soothe", "-p", "Summarise the facts", *env.base_args()],
-        env=env.environ(),
-        cwd=env.workspace,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert second_step_reached.wait(timeout=20), "the run never reached step S-02"
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=20)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-
-    assert proc.returncode == 130
+    assert code == 130
     assert out == ""
     thread = stored().threads[0].id
     assert err == f"error: interrupted; resume with: soothe --thread {thread} -p ''\n"
@@ -68,7 +77,6 @@ def test_sigint_suspends_the_goal_and_thread_resumes_it(
     assert ("system", "run interrupted") in db.messages[thread]
 
     # Resume: only the unfinished work is asked of the model.
-    fake.responder = brain
 
     def assess(body: dict[str, Any]) -> dict[str, Any]:
         summary_done = re.search(r"\[completed\] Write the summary", prompt_text(body))
@@ -94,3 +102,57 @@ def test_sigint_suspends_the_goal_and_thread_resumes_it(
     (goal,) = db.goals
     assert goal.status == "completed" and goal.findings == "Summary: three facts."
     assert db.step_status(goal.id)["S-01"] == "completed"
+
+
+def test_interrupted_autonomous_run_resumes_every_sub_goal(
+    soothe, brain: Brain, fake, env: Env, stored
+) -> None:
+    brain.add(
+        "GoalDecomposition",
+        {
+            "subgoals": [
+                {"key": "A", "description": "Find the version"},
+                {"key": "B", "description": "Write the changelog line", "depends_on": ["A"]},
+            ]
+        },
+    )
+    brain.add("PlanGeneration", {"steps": [{"id": "S-01", "description": "Look it up"}]})
+
+    code, out, err = interrupt_at(fake, brain, env, "S-01", "-p", "Release", "--autonomous")
+    assert err.startswith("error: interrupted; resume with: soothe --thread ")
+
+    assert (code, out) == (130, "")
+    db = stored()
+    status = {g.description: g.status for g in db.goals}
+    assert status == {
+        "Release": "blocked",
+        "Find the version": "suspended",
+        "Write the changelog line": "pending",
+    }
+
+    def assess(body: dict[str, Any]) -> dict[str, Any]:
+        done = re.search(r"\[completed\]", prompt_text(body))
+        return DONE if done else {"status": "replan", "goal_progress": "low"}
+
+    brain.add("StatusAssessment", *[assess] * 4)
+    brain.add(
+        "PlanGeneration",
+        {"steps": [{"id": "S-02", "description": "Look it up again"}]},
+        {"steps": [{"id": "S-01", "description": "Write it"}]},
+    )
+
+    def step_answer(body: dict[str, Any]) -> str:
+        finding = "Goal: Find the version" in prompt_text(body)
+        return "The version is 3.1." if finding else "Changelog: 3.1"
+
+    brain.add("step", step_answer, step_answer)
+
+    result = soothe("-p", "", "--thread", db.threads[0].id, "--json")
+
+    assert result.code == 0, result.err
+    last = json.loads(result.out.splitlines()[-1])
+    assert last["type"] == "answer.final" and last["text"].startswith("# Report")
+    assert "report.final" in [json.loads(line)["type"] for line in result.out.splitlines()]
+    db = stored()
+    assert [g.status for g in db.goals] == ["completed"] * 3
+    assert "3.1" in db.goals[0].findings

@@ -99,11 +99,22 @@ class SootheRunner:
     def unfinished_goals(self, thread_id: str) -> list[Any]:
         # A goal that ever ran counts: crash recovery moves it to pending, which clears
         # its loop_id (``_resume`` finds the loop again from the checkpoints).
+        parents = self._open_parents(thread_id)
         return [
             g
             for g in self.context.list_goals(thread_id=thread_id)
-            if g.status not in TERMINAL and (g.loop_id or g.started_at is not None)
+            if g.status not in TERMINAL
+            and (g.loop_id or g.started_at is not None or g.id in parents)
         ]
+
+    def _open_parents(self, thread_id: str) -> dict[str, list[str]]:
+        """Autonomous roots still blocked on their sub-goals -> the sub-goal ids."""
+        goals = self.context.list_goals(thread_id=thread_id)
+        children: dict[str, list[str]] = {}
+        for g in goals:
+            if g.parent_id:
+                children.setdefault(g.parent_id, []).append(g.id)
+        return {g.id: children[g.id] for g in goals if g.status == "blocked" and g.id in children}
 
     async def ensure_thread(self, thread_id: str | None, text: str = "") -> str:
         if thread_id:
@@ -489,7 +500,10 @@ class SootheRunner:
 
     async def _resume(self, thread_id: str) -> None:
         self.bus.publish(RunStarted(text="(resume)", mode="agentic", thread_id=thread_id))
+        parents = self._open_parents(thread_id)
         for goal in self.unfinished_goals(thread_id):
+            if goal.id in parents:
+                continue  # an interrupted autonomous run: finished below
             if goal.status in ("suspended", "blocked", "awaiting_clarification"):
                 await self.context.resume_goal(goal.id)
             loop_id = goal.loop_id or await self._last_loop_id(goal.id)
@@ -506,6 +520,12 @@ class SootheRunner:
             answer = self._answer_of(goal.id, result)
             await self.context.add_message(thread_id, "assistant", answer)
             self.bus.publish(FinalAnswer(text=answer, thread_id=thread_id, goal_id=goal.id))
+        for root_id, children in parents.items():
+            # Sub-goals that never started (e.g. waiting on the one interrupted) run now;
+            # then the root closes and the report is made, as in ``_autonomous``.
+            await self._schedule(thread_id, children)
+            await self._close_parent(root_id, children)
+            self._final_report(thread_id, [root_id, *children])
         self.bus.publish(RunFinished(thread_id=thread_id))
 
     async def _last_loop_id(self, goal_id: str) -> str:

@@ -105,7 +105,7 @@ def test_empty_replies(soothe: Soothe, brain: Brain, fake: FakeOllamaServer, env
     loop replans; an empty final summary falls back to the last step's answer."""
     brain.add("Classification", "", "", "")
     brain.add("PlanGeneration", ONE_STEP, ONE_STEP)
-    brain.step("S-01", "").step("S-01.2", "a.txt and b.txt")
+    brain.step("S-01", "").add("step", "a.txt and b.txt")  # the replan's step, renamed
     brain.add("StatusAssessment", {"status": "replan", "goal_progress": "none"}, DONE)
     brain.add("text", "")
     r = soothe("-p", "list the files", "--json")

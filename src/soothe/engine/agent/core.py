@@ -44,6 +44,8 @@ class StepOutcome(BaseModel):
     tool_outcomes: list[ToolOutcome] = Field(default_factory=list)
     model_calls: int = 0
     error: str | None = None
+    error_kind: str | None = None
+    """The ``ModelErrorKind`` when a model call ended the step."""
 
 
 def pending_calls(message: AIMessage) -> list[dict[str, Any]]:
@@ -156,6 +158,7 @@ class CoreAgent:
                     tool_outcomes=outcomes,
                     model_calls=model_calls,
                     error=str(exc),
+                    error_kind=exc.kind.value,
                 )
             calls = pending_calls(reply)
             if final or not calls:

@@ -13,12 +13,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from soothe.engine.interact import ClarificationRequest, ClarificationResponse, InteractBroker
+from soothe.engine.llm.errors import LLMError, ModelErrorKind
 
 if TYPE_CHECKING:
     from soothe.engine.agent.core import CoreAgent
     from soothe.engine.context import ContextEngine
 
 AUTO_ANSWER = "No answer from the user: use your best judgement."
+
+STOP_KINDS = frozenset({"unreachable", "model_not_found", "no_tool_support", "bad_credentials"})
+"""Model errors no replanning can get around: the run stops with the model's error and
+the step stays pending, to run when the goal is resumed."""
 
 
 def clip(text: str, limit: int) -> str:
@@ -35,6 +40,7 @@ class WaveReport:
     waves: int = 0
     model_calls: int = 0
     unknown_dependencies: list[str] = field(default_factory=list)
+    stopped: LLMError | None = None
 
 
 class ClarificationPolicy:
@@ -106,6 +112,8 @@ class Executor:
             results = await asyncio.gather(
                 *(self._run_step(goal_id, s, ids, context_text, report) for s in wave)
             )
+            if report.stopped is not None:
+                raise report.stopped
             for step, (ok, answer) in zip(wave, results, strict=True):
                 if ok:
                     report.completed.append(step.id)
@@ -142,6 +150,10 @@ class Executor:
                 self.context.fail_step(goal_id, step.id, "interrupted by the user", cancelled=True)
             )
             raise
+        except LLMError as exc:  # STOP_KINDS, from _action: the step did not really run
+            await self.context.reset_step(goal_id, step.id)
+            report.stopped = report.stopped or exc
+            return False, str(exc)
         except Exception as exc:  # an engine bug must fail the step, not the app
             ok, answer = False, f"{type(exc).__name__}: {exc}"
         duration = time.perf_counter() - started
@@ -208,6 +220,8 @@ class Executor:
             ids=ids,
         )
         report.model_calls += outcome.model_calls
+        if not outcome.ok and outcome.error_kind in STOP_KINDS:
+            raise LLMError(ModelErrorKind(outcome.error_kind), outcome.error or "")
         for tool in outcome.tool_outcomes:
             args = ", ".join(f"{k}={clip(str(v), 40)}" for k, v in tool.args.items())
             await self.context.add_evidence(

@@ -29,6 +29,7 @@ SCHEMA_KINDS = {
     "GoalDecomposition": "decompose",
 }
 _STEP = re.compile(r"^Step (\S+):", re.MULTILINE)
+_STEP_DESCRIPTION = re.compile(r"^Step \S+: (.*)$", re.MULTILINE)
 
 
 def call_kind(system: str, user: str, schema_title: str | None) -> str:
@@ -75,6 +76,11 @@ class Brain:
         self.systems.append((kind, system))
         if kind in self.hooks:
             self.hooks[kind]()
+        if kind.startswith("step:") and (found := _STEP_DESCRIPTION.search(user)):
+            # "desc:TEXT" queues answer a step by its description, whatever its id became.
+            by_description = self.queues.get(f"desc:{found.group(1).strip()}")
+            if by_description:
+                return by_description.popleft()
         queue = self.queues.get(kind)
         if not queue:
             if kind in self.always:

@@ -200,3 +200,41 @@ async def test_loop_result_status_exhausted(make_session: SessionFactory) -> Non
     assert result.answer == "limit reached: a, b"
     assert brain.log[-1] == "complete"
     assert "iteration limit was reached" in brain.systems[-1][1]
+
+
+async def test_replan_that_reuses_ids_keeps_short_dependencies(
+    make_session: SessionFactory,
+) -> None:
+    """Small models restart at S-01 when they replan and name dependencies by number: the
+    steps renamed to avoid the old ids must still wait for each other."""
+    brain = Brain()
+    brain.add("classify", classify("complex"))
+    brain.add(
+        "plan",
+        plan(step("S-01", "broken way")),
+        plan(
+            step("S-01", "gather again"),
+            step("S-02", "use it", ["01"]),
+            step("S-03", "check it", ["02"]),
+        ),
+    )
+    brain.add("step:S-01", "")  # fails
+    brain.add("desc:gather again", "found 42")
+    brain.add("desc:use it", "used 42")
+    brain.add("desc:check it", "checked 42")
+    brain.add("assess", assess("replan", progress="low"), assess("done", completion=False))
+    session = await make_session(brain)
+    events = await run_all(session, "gather and use")
+
+    replan = next(e for e in of_type(events, "plan.created") if e.iteration == 2)
+    first, second, third = (s.id for s in replan.steps)
+    assert first != "S-01"  # the failed S-01's id is not reused
+    goal_id = one(events, "answer.final").goal_id
+    assert session.context.get_step(goal_id, second).dropped_dependencies == ()
+    started = {e.step_id: e for e in of_type(events, "step.started")}
+    completed = {e.step_id: e for e in of_type(events, "step.completed")}
+    assert started[second].seq > completed[first].seq
+    assert started[third].seq > completed[second].seq
+    assert not of_type(events, "step.skipped")  # "02" did not become ambiguous
+    assert "found 42" in brain.step_prompts(second)[0]
+    assert one(events, "answer.final").text == "checked 42"

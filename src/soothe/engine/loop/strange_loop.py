@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
+from soothe.engine.context.steps import step_number
 from soothe.engine.events import (
     IterationCompleted,
     IterationStarted,
@@ -254,11 +255,24 @@ class StrangeLoop:
         if not clash:
             return plan
         renamed = {old: f"{old}.{plan_no}" for old in clash}
+        # "01"-style dependencies meant this plan's own steps; a renamed id no longer ends
+        # in that number ("S-01.2" is step 2), so bind them to the exact (new) ids.
+        numbered: dict[int, list[str]] = {}
+        for s in plan.steps:
+            if (number := step_number(s.id)) is not None:
+                numbered.setdefault(number, []).append(s.id)
+
+        def target(dep: str) -> str:
+            own = numbered.get(int(dep), []) if dep.isdigit() else []
+            if len(own) == 1:
+                dep = own[0]
+            return renamed.get(dep, dep)
+
         steps = [
             s.model_copy(
                 update={
                     "id": renamed.get(s.id, s.id),
-                    "dependencies": [renamed.get(d, d) for d in s.dependencies],
+                    "dependencies": [target(d) for d in s.dependencies],
                 }
             )
             for s in plan.steps

@@ -139,3 +139,30 @@ def test_a_model_that_never_says_done_is_stopped_by_the_iteration_bound(
     saved = check_persisted(env.data_dir)
     (goal,) = saved.goals.values()
     assert goal.status == "completed" and goal.report == "iteration limit reached"
+
+
+def test_autonomous_run_with_a_failed_sub_goal_prints_its_report_and_exits_1(
+    soothe: Soothe, brain: Brain, fake: FakeOllamaServer, env: Env
+) -> None:
+    brain.add(
+        "GoalDecomposition",
+        {
+            "subgoals": [
+                {"key": "a", "description": "list the files"},
+                {"key": "b", "description": "count the lines", "depends_on": ["a"]},
+            ]
+        },
+    )
+    brain.add("PlanGeneration", {"steps": [{"id": "A-01", "description": "list the files"}]})
+    brain.add("PlanGeneration", *["no plan, sorry"] * 20)
+    brain.step("A-01", "a.txt")
+    brain.add("StatusAssessment", DONE, *["no"] * 20)
+    brain.add("text", "Files: a.txt")
+    r = soothe("-p", "list and count", "--autonomous")
+    assert r.code == 1
+    line = r.one_error()
+    assert line.startswith("error: the goal could not be completed: sub-goals not completed: G3")
+    assert "could not get a valid PlanGeneration" in r.out  # G3's error, in the report
+    assert r.out.startswith("# Report") and "[completed] list the files" in r.out
+    saved = check_persisted(env.data_dir)
+    assert [g.status for g in saved.goals.values()] == ["failed", "completed", "failed"]

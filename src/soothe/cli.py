@@ -104,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if args.debug:
             raise
+        if getattr(exc, "user_facing", False):  # our own one-line errors, already worded
+            return error(str(exc))
         problem = _storage_problem(exc, settings)
         return error(problem or f"{type(exc).__name__}: {exc} (run with --debug for details)")
 

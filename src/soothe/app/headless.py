@@ -144,6 +144,8 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
     if failure is None and answer is None:
         if args.thread and not args.prompt.strip() and not resumed:
             failure = f"thread {args.thread} has nothing to resume; give a request with -p TEXT"
+        elif not args.prompt.strip() and not resumed:
+            failure = "empty request: give it with -p TEXT (or --thread ID -p '' to resume)"
         else:
             failure = "the run ended without an answer"
     if args.json:

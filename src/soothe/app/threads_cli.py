@@ -38,7 +38,14 @@ async def _threads(
             print(f"error: no thread '{thread_id}' (see `soothe threads`)", file=sys.stderr)
             return 1
         if action == "delete":
-            await context.delete_thread(thread_id)
+            from soothe.engine.datalock import DataDirLock
+
+            lock = DataDirLock(settings.storage.data_dir)
+            lock.acquire()  # never delete under a running session
+            try:
+                await context.delete_thread(thread_id)
+            finally:
+                lock.release()
             from soothe.engine.memory import Memory
 
             await Memory(context.db).delete_thread(thread_id)

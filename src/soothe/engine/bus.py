@@ -11,6 +11,7 @@ misattributed; lifecycle events are always queued.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -157,8 +158,9 @@ class EventBus:
                 del self._subs[sub.topic]
 
     def publish(self, event: EventBase) -> EventBase:
-        # Stamped here, not at construction, so seq follows the order subscribers see.
+        # Stamped here, not at construction, so seq and ts follow the order subscribers see.
         event.seq = next_seq()
+        event.ts = time.time()
         self.published += 1
         for topic in topics_of(event):
             for sub in self._subs.get(topic, ()):

@@ -11,7 +11,7 @@ from typing import IO
 
 
 class DataDirBusy(RuntimeError):
-    pass
+    user_facing = True
 
 
 class DataDirLock:

@@ -338,7 +338,9 @@ class SootheRunner:
             )
             await self.context.transition(goal_id, "pending", reason="next agentic round")
             return False
-        goal = await self.context.fail_goal(goal_id, error=result.error, allow_retry=True)
+        goal = await self.context.fail_goal(
+            goal_id, error=result.error, allow_retry=result.retryable
+        )
         self.bus.publish(
             ErrorEvent(
                 message=clip(result.error, 300), kind="loop", thread_id=thread_id, goal_id=goal_id

@@ -69,6 +69,26 @@ class Session:
 
     # --- lifecycle ----------------------------------------------------------------------
 
+    def preload(self) -> None:
+        """Do the heavy imports now (the app calls this in a thread after the first frame),
+        so ``start()`` and the first request do not stall the event loop on them."""
+        import importlib
+
+        modules = [
+            "aiosqlite",
+            "langchain_core.messages",
+            "langgraph.graph",
+            "langgraph.checkpoint.sqlite.aio",
+            "soothe.engine.runner",
+            "soothe.engine.agent.core",
+            "soothe.engine.llm.hub",
+        ]
+        provider = {"ollama": "langchain_ollama", "openai": "langchain_openai"}
+        if self.settings.model.provider in provider:
+            modules.append(provider[self.settings.model.provider])
+        for name in modules:
+            importlib.import_module(name)
+
     async def start(self) -> None:
         if self._started:
             return

@@ -161,7 +161,7 @@ class Executor:
             await self.context.complete_step(
                 goal_id, step.id, summary=clip(answer, 600), duration_s=duration
             )
-            if answer.strip():
+            if answer.strip() and step.kind != "ask_user":  # ask_user records its own
                 await self.context.add_evidence(
                     goal_id,
                     kind="ledger",
@@ -215,7 +215,7 @@ class Executor:
             step_id=step.id,
             description=step.description,
             expected_output=getattr(step, "expected_output", "") or "",
-            context_text=context_text,
+            context_text=self.context.project(goal_id).render() or context_text,
             evidence_text=self.context.evidence_summary(goal_id),
             ids=ids,
         )

@@ -49,6 +49,7 @@ class LoopState(TypedDict, total=False):
     last_answer: str
     final_answer: str
     error: str
+    error_kind: str
     last_failed: int
 
 
@@ -58,6 +59,7 @@ class LoopResult:
     answer: str
     iterations: int
     error: str = ""
+    retryable: bool = True
 
 
 @dataclass
@@ -213,7 +215,9 @@ class StrangeLoop:
         try:
             plan = await self.planner.generate(self._planning_context(state), ids=ids)
         except PlanningFailed as exc:
-            return {"status": "failed", "error": str(exc)}
+            # The model could not plan after repair and re-asks: another round would only
+            # repeat that, so the runner fails the goal without retrying.
+            return {"status": "failed", "error": str(exc), "error_kind": "planning"}
         plan = self._rename_colliding(state["goal_id"], plan, state.get("plans_made", 0) + 1)
         await self.context.set_plan(
             state["goal_id"],
@@ -395,6 +399,7 @@ class StrangeLoop:
                     "last_answer": "",
                     "final_answer": "",
                     "error": "",
+                    "error_kind": "",
                     "last_failed": 0,
                 }
                 final = await self._graph.ainvoke(initial, config, **durable)
@@ -402,7 +407,13 @@ class StrangeLoop:
             self._extras.pop(loop_id, None)
         status = final.get("status", "done")
         if status == "failed":
-            return LoopResult("failed", "", final.get("iteration", 0), final.get("error", ""))
+            return LoopResult(
+                "failed",
+                "",
+                final.get("iteration", 0),
+                final.get("error", ""),
+                retryable=final.get("error_kind") != "planning",
+            )
         return LoopResult(
             "exhausted" if status == "exhausted" else "done",
             final.get("final_answer", ""),

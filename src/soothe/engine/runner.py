@@ -325,19 +325,16 @@ class SootheRunner:
         self, goal_id: str, thread_id: str, result: LoopResult, *, final_round: bool
     ) -> bool:
         """Record the loop's outcome on the goal; True when the goal needs no more rounds."""
-        if result.status == "done" or (result.status == "exhausted" and final_round):
+        # An exhausted loop has already written an answer saying what is done and what
+        # is not; another round would only spend max_iterations again, so the user's
+        # --max-iterations stays the real bound. Rounds are for failures worth retrying.
+        if result.status in ("done", "exhausted"):
             note = "" if result.status == "done" else "iteration limit reached"
             await self.context.complete_goal(goal_id, findings=result.answer, report=note)
             await self.memory.store(
                 result.answer, thread_id=thread_id, goal_id=goal_id, kind="finding"
             )
             return True
-        if result.status == "exhausted":
-            await self.context.append_ledger(
-                goal_id, "system", "loop ended without completion", "verify", thread_id=thread_id
-            )
-            await self.context.transition(goal_id, "pending", reason="next agentic round")
-            return False
         goal = await self.context.fail_goal(
             goal_id, error=result.error, allow_retry=result.retryable
         )

@@ -8,113 +8,26 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import sqlite3
 import subprocess
 import sys
 import threading
-from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.fakes._base import FakeHTTPError
+from tests.fakes.brain import Brain
 from tests.fakes.ollama_server import FakeOllamaServer
 
 _ENV_NAMES = ("OLLAMA_HOST", "OPENAI_BASE_URL", "OPENAI_API_KEY")
-STEP_ID = re.compile(r"^Step (\S+):", re.MULTILINE)
 TRACEBACK = "Traceback (most recent call last)"
 
 SIMPLE = {"label": "simple", "answer": "", "reason": "needs the files"}
 ONE_STEP = {"steps": [{"id": "S-01", "description": "list the files"}]}
-
-
-def request_kind(body: dict[str, Any]) -> str:
-    """A structured schema's name, ``step`` (tools bound, or a step prompt) or ``text``.
-    Ollama sends the schema as ``format``, OpenAI-compatible servers in ``response_format``."""
-    fmt = body.get("format")
-    if isinstance(fmt, dict) and fmt.get("title"):
-        return str(fmt["title"])
-    response_format = body.get("response_format")
-    if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
-        return str(response_format.get("json_schema", {}).get("name") or "json_schema")
-    if body.get("tools"):
-        return "step"
-    if any(STEP_ID.search(str(m.get("content") or "")) for m in body.get("messages") or []):
-        return "step"  # the last call of a step, sent without tools once the budget is spent
-    return "text"
-
-
-def step_of(body: dict[str, Any]) -> str:
-    for m in body.get("messages") or []:
-        if m.get("role") == "user" and (match := STEP_ID.search(str(m.get("content") or ""))):
-            return match.group(1)
-    return ""
-
-
-@dataclass
-class Brain:
-    """Replies by request kind: ``add(kind, *items)``; ``step(id, *items)`` for one step.
-
-    ``seen(key)`` is an Event set when a call of that key (a kind, or ``step:ID``)
-    arrives, and ``hold(key)`` keeps such calls waiting, for tests that must act while
-    a request is in flight.
-    An unscripted call gets HTTP 500 naming what was asked.
-    """
-
-    queues: dict[str, deque[Any]] = field(default_factory=dict)
-    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    unscripted: list[str] = field(default_factory=list)
-    events: dict[str, threading.Event] = field(default_factory=dict)
-    holds: dict[str, threading.Event] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def add(self, kind: str, *items: Any) -> Brain:
-        with self.lock:
-            self.queues.setdefault(kind, deque()).extend(items)
-        return self
-
-    def step(self, step_id: str, *items: Any) -> Brain:
-        return self.add(f"step:{step_id}", *items)
-
-    def seen(self, key: str) -> threading.Event:
-        with self.lock:
-            return self.events.setdefault(key, threading.Event())
-
-    def hold(self, key: str) -> threading.Event:
-        """Calls of ``key`` wait (at most 20 s) until the returned Event is set."""
-        with self.lock:
-            return self.holds.setdefault(key, threading.Event())
-
-    def __call__(self, body: dict[str, Any]) -> Any:
-        kind = request_kind(body)
-        keys = [f"step:{step_of(body)}", "step"] if kind == "step" else [kind]
-        with self.lock:
-            self.calls.append((keys[0], body))
-            for key in keys:
-                self.events.setdefault(key, threading.Event()).set()
-            gate = self.holds.get(keys[0])
-        if gate is not None:
-            gate.wait(20)
-        with self.lock:
-            for key in keys:
-                queue = self.queues.get(key)
-                if queue:
-                    return queue.popleft()
-            self.unscripted.append(keys[0])
-        return FakeHTTPError(500, f"unscripted {keys[0]} call")
-
-    def kinds(self) -> list[str]:
-        with self.lock:
-            return [k for k, _ in self.calls]
-
-    def leftover(self) -> dict[str, int]:
-        with self.lock:
-            return {k: len(q) for k, q in self.queues.items() if q}
 
 
 @dataclass

@@ -57,7 +57,7 @@ def test_sigkill_during_a_step_then_resume(
     assert (r.code, r.err) == (0, "")
     assert r.out == "The folder has notes.txt, which says hello.\n"
     # Resumed from the checkpoint: no new classification or plan, S-01 not run again.
-    assert brain.kinds()[first_run:] == ["step:S-02", "StatusAssessment", "text"]
+    assert brain.kinds()[first_run:] == ["step:S-02", "StatusAssessment", "complete"]
     resumed = check_persisted(env.data_dir)
     goal = resumed.goals[goal.id]
     assert goal.status == "completed" and goal.attempts_after_crash == 1

@@ -165,7 +165,7 @@ def test_connection_dropped_mid_stream(
     assert r.code == 1
     line = r.one_error()
     assert "connection dropped" in line and "llama3.2" in line
-    assert brain.kinds().count("PlanGeneration") == 2 and brain.kinds().count("text") == 1
+    assert brain.kinds().count("PlanGeneration") == 2 and brain.count("text") == 1
     saved = check_persisted(env.data_dir)
     (goal,) = saved.goals.values()
     # Both steps' work is kept; the goal waits for a resume to write its answer.

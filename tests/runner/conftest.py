@@ -5,90 +5,17 @@ from __future__ import annotations
 
 import json
 import os
-import re
-from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.fakes._base import FakeHTTPError
+from tests.fakes.brain import Brain
 from tests.fakes.ollama_server import FakeOllamaServer
 
 _ENV_NAMES = ("OLLAMA_HOST", "OPENAI_BASE_URL", "OPENAI_API_KEY")
-
-KINDS = ("Classification", "PlanGeneration", "StatusAssessment", "GoalDecomposition")
-STEP_ID = re.compile(r"^Step (\S+):", re.MULTILINE)
-
-
-def request_kind(body: dict[str, Any]) -> str:
-    """Which call this is: a structured schema title, ``step`` (tools bound) or ``text``."""
-    fmt = body.get("format")
-    if isinstance(fmt, dict) and fmt.get("title"):
-        return str(fmt["title"])
-    if body.get("tools"):
-        return "step"
-    return "text"
-
-
-def prompt_text(body: dict[str, Any]) -> str:
-    """Every message's text content of a chat request, joined."""
-    return "\n".join(
-        m["content"] for m in body.get("messages") or [] if isinstance(m.get("content"), str)
-    )
-
-
-def step_of(body: dict[str, Any]) -> str:
-    """The plan step a tool-bound call works on (from the step prompt)."""
-    for m in body.get("messages") or []:
-        if m.get("role") == "user" and (match := STEP_ID.search(m.get("content") or "")):
-            return match.group(1)
-    return ""
-
-
-@dataclass
-class Brain:
-    """Replies by request kind, so tests script *what* the model says, not call order.
-
-    ``add(kind, *items)`` queues replies for that kind; ``step(step_id, *items)`` queues
-    replies for the CoreAgent calls of one plan step (steps may run in parallel). An item
-    may be a callable ``body -> item`` that decides from the request.
-    An unscripted call gets HTTP 500 naming what was asked, and is recorded.
-    """
-
-    queues: dict[str, deque[Any]] = field(default_factory=dict)
-    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    unscripted: list[str] = field(default_factory=list)
-
-    def add(self, kind: str, *items: Any) -> Brain:
-        self.queues.setdefault(kind, deque()).extend(items)
-        return self
-
-    def step(self, step_id: str, *items: Any) -> Brain:
-        return self.add(f"step:{step_id}", *items)
-
-    def __call__(self, body: dict[str, Any]) -> Any:
-        kind = request_kind(body)
-        self.calls.append((kind, body))
-        keys = [f"step:{step_of(body)}", "step"] if kind == "step" else [kind]
-        for key in keys:
-            queue = self.queues.get(key)
-            if queue:
-                item = queue.popleft()
-                return item(body) if callable(item) else item
-        self.unscripted.append(kind)
-        return FakeHTTPError(500, f"unscripted {kind} call")
-
-    def kinds(self) -> list[str]:
-        return [k for k, _ in self.calls]
-
-    def prompts(self, kind: str) -> list[str]:
-        return [prompt_text(b) for k, b in self.calls if k == kind]
-
-    def leftover(self) -> dict[str, int]:
-        return {k: len(q) for k, q in self.queues.items() if q}
 
 
 @dataclass

@@ -8,7 +8,8 @@ import threading
 
 from soothe.engine.events import parse_event
 from tests.fakes._base import FakeHTTPError
-from tests.runner.conftest import Brain, Env, prompt_text
+from tests.fakes.brain import Brain, prompt_text
+from tests.runner.conftest import Env
 
 DONE = {"status": "done", "goal_progress": "complete", "require_goal_completion": False}
 

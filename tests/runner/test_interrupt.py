@@ -11,7 +11,8 @@ import threading
 from typing import Any
 
 from tests.fakes._base import FakeReply
-from tests.runner.conftest import Brain, Env, prompt_text, step_of
+from tests.fakes.brain import Brain, prompt_text, step_of
+from tests.runner.conftest import Env
 
 DONE = {"status": "done", "goal_progress": "complete", "require_goal_completion": False}
 
@@ -95,9 +96,9 @@ def test_sigint_suspends_the_goal_and_thread_resumes_it(
     assert (result.code, result.out, result.err) == (0, "Summary: three facts.\n", "")
     resumed = brain.calls[calls_before:]
     assert "Classification" not in [kind for kind, _ in resumed]
-    assert [step_of(b) for kind, b in resumed if kind == "step"] != []
-    assert "S-01" not in [step_of(b) for kind, b in resumed if kind == "step"]
-    assert len([1 for kind, b in brain.calls if kind == "step" and step_of(b) == "S-01"]) == 1
+    assert [step_of(c.body) for c in resumed if c.matches("step")] != []
+    assert "S-01" not in [step_of(c.body) for c in resumed if c.matches("step")]
+    assert brain.count("step:S-01") == 1
     db = stored()
     (goal,) = db.goals
     assert goal.status == "completed" and goal.findings == "Summary: three facts."

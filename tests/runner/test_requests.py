@@ -9,7 +9,8 @@ import pytest
 
 from soothe.engine.events import parse_event
 from tests.fakes._base import FakeReply
-from tests.runner.conftest import Brain, Env, prompt_text
+from tests.fakes.brain import Brain, prompt_text
+from tests.runner.conftest import Env
 
 DONE = {"status": "done", "goal_progress": "complete", "require_goal_completion": False}
 
@@ -40,7 +41,7 @@ def test_simple_task_runs_one_tool_in_four_calls(soothe, brain: Brain, env: Env,
     result = soothe("-p", "Which files are in the workspace?")
 
     assert (result.code, result.out) == (0, "The workspace holds README.md.\n")
-    assert brain.kinds() == ["Classification", "PlanGeneration", "step", "step"]
+    assert brain.kinds() == ["Classification", "PlanGeneration", "step:S-01", "step:S-01"]
     tool_reply = brain.calls[3][1]["messages"][-1]
     assert tool_reply["role"] == "tool" and "README.md" in tool_reply["content"]
     db = stored()
@@ -74,7 +75,7 @@ def test_multi_step_plan_runs_in_dependency_order(soothe, brain: Brain, env: Env
     result = soothe("-p", "List the files and summarise the README")
 
     assert (result.code, result.out) == (0, "The workspace has one README; it says hello.\n")
-    steps = [prompt_text(b) for k, b in brain.calls if k == "step"]
+    steps = brain.prompts("step")
     order = [next(s for s in ("S-01", "S-02", "S-03") if f"Step {s}:" in p) for p in steps]
     assert order == ["S-01", "S-01", "S-02", "S-02", "S-03"]
     read_reply = brain.calls[5][1]["messages"][-1]  # S-02's second call carries the file

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fakes._base import FakeReply
-from tests.runner.conftest import Brain, Env
+from tests.fakes.brain import Brain
+from tests.runner.conftest import Env
 
 DONE = {"status": "done", "goal_progress": "complete", "require_goal_completion": False}
 

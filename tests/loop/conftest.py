@@ -13,7 +13,8 @@ import pytest
 from soothe.engine.config import Settings
 from soothe.engine.events import EventBase
 from soothe.engine.session import Session
-from tests.loop.helpers import Brain, make_settings
+from tests.fakes.brain import Brain
+from tests.loop.helpers import make_settings
 
 # --- environment and settings -----------------------------------------------------------------
 

@@ -13,13 +13,14 @@ from pathlib import Path
 
 from soothe.engine.llm.scripted import ScriptedReply
 from soothe.engine.session import Session
-from tests.loop.helpers import Brain, classify, make_settings, plan, step
+from tests.fakes.brain import Brain
+from tests.loop.helpers import classify, make_settings, plan, step
 
 
 def crash_brain() -> Brain:
     brain = Brain()
-    brain.add("classify", classify("complex"))
-    brain.add("plan", plan(step("S-01", "gather"), step("S-02", "use it", ["S-01"])))
+    brain.add("Classification", classify("complex"))
+    brain.add("PlanGeneration", plan(step("S-01", "gather"), step("S-02", "use it", ["S-01"])))
     brain.add("step:S-01", "S-01 found the answer 42")
     brain.add("step:S-02", ScriptedReply(text="never sent", delay=120))
     brain.on("step:S-02", lambda: print("S-02 IN FLIGHT", flush=True))

@@ -1,17 +1,13 @@
-"""Helpers for the loop tests: a routing script ("brain"), settings, event queries.
+"""Helpers for the loop tests: settings, event queries, plan/assessment replies.
 
-The brain answers each model call by what the call is for (classify, plan, assess,
-complete, or the action step named in the prompt), so steps that run in parallel do not
-depend on the order their calls reach the model. The same brain drives a
-ScriptedChatModel (``brain.model()``) or the fake Ollama server (``brain.wire``).
+The model is scripted with `tests.fakes.brain.Brain`, which answers each call by what it
+is for, as a ScriptedChatModel (``brain.model()``) or a fake server's responder (``brain``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
-from collections import deque
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -19,100 +15,7 @@ from typing import Any
 from soothe.engine.bus import EventBus
 from soothe.engine.config import Settings, load_settings
 from soothe.engine.events import EventBase
-from soothe.engine.llm.scripted import ScriptedChatModel, ScriptExhausted
 from soothe.engine.session import Session
-
-SCHEMA_KINDS = {
-    "Classification": "classify",
-    "PlanGeneration": "plan",
-    "StatusAssessment": "assess",
-    "GoalDecomposition": "decompose",
-}
-_STEP = re.compile(r"^Step (\S+):", re.MULTILINE)
-_STEP_DESCRIPTION = re.compile(r"^Step \S+: (.*)$", re.MULTILINE)
-
-
-def call_kind(system: str, user: str, schema_title: str | None) -> str:
-    """What a model call is for: classify/plan/assess/decompose/complete/step:ID/other."""
-    if schema_title:
-        return SCHEMA_KINDS.get(schema_title, f"schema:{schema_title}")
-    if system.startswith("You are the step executor"):
-        match = _STEP.search(user)
-        return f"step:{match.group(1)}" if match else "step:?"
-    if system.startswith("Write the final answer"):
-        return "complete"
-    return "other"
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
-
-
-class Brain:
-    """Per-kind reply queues; ``log`` lists the kind of every call in arrival order."""
-
-    def __init__(self) -> None:
-        self.queues: dict[str, deque[Any]] = {}
-        self.log: list[str] = []
-        self.prompts: list[tuple[str, str]] = []  # (kind, user prompt text)
-        self.systems: list[tuple[str, str]] = []  # (kind, system prompt text)
-        self.hooks: dict[str, Callable[[], None]] = {}
-        self.always: dict[str, Any] = {}  # kind -> reply used whenever its queue is empty
-
-    def add(self, kind: str, *items: Any) -> Brain:
-        self.queues.setdefault(kind, deque()).extend(items)
-        return self
-
-    def on(self, kind: str, hook: Callable[[], None]) -> Brain:
-        """Call ``hook`` (synchronously, before replying) whenever a ``kind`` call arrives."""
-        self.hooks[kind] = hook
-        return self
-
-    def reply(self, kind: str, user: str, system: str = "") -> Any:
-        self.log.append(kind)
-        self.prompts.append((kind, user))
-        self.systems.append((kind, system))
-        if kind in self.hooks:
-            self.hooks[kind]()
-        if kind.startswith("step:") and (found := _STEP_DESCRIPTION.search(user)):
-            # "desc:TEXT" queues answer a step by its description, whatever its id became.
-            by_description = self.queues.get(f"desc:{found.group(1).strip()}")
-            if by_description:
-                return by_description.popleft()
-        queue = self.queues.get(kind)
-        if not queue:
-            if kind in self.always:
-                return self.always[kind]
-            return ScriptExhausted(f"brain has no reply scripted for a '{kind}' call")
-        return queue.popleft()
-
-    def count(self, kind: str) -> int:
-        return self.log.count(kind)
-
-    def step_prompts(self, step_id: str) -> list[str]:
-        return [p for k, p in self.prompts if k == f"step:{step_id}"]
-
-    # --- the two ways in ------------------------------------------------------------------
-
-    def __call__(self, messages: list[Any], info: dict[str, Any]) -> Any:
-        schema = info["kwargs"].get("format")
-        title = schema.get("title") if isinstance(schema, dict) else None
-        system = _text(messages[0].content) if messages else ""
-        user = _text(messages[1].content) if len(messages) > 1 else ""
-        return self.reply(call_kind(system, user, title), user, system)
-
-    def wire(self, body: dict[str, Any]) -> Any:
-        schema = body.get("format")
-        title = schema.get("title") if isinstance(schema, dict) else None
-        messages = body.get("messages") or []
-        system = _text(messages[0].get("content") or "") if messages else ""
-        user = _text(messages[1].get("content") or "") if len(messages) > 1 else ""
-        return self.reply(call_kind(system, user, title), user, system)
-
-    def model(self) -> ScriptedChatModel:
-        return ScriptedChatModel(responder=self)
 
 
 def make_settings(tmp_path: Path, ws: Path, **sections: dict[str, Any]) -> Settings:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from soothe.engine.llm.scripted import ScriptedReply
+from tests.fakes.brain import Brain
 from tests.loop.conftest import SessionFactory
 from tests.loop.helpers import (
-    Brain,
     assess,
     classify,
     goal_moves,
@@ -19,8 +19,8 @@ from tests.loop.helpers import (
 
 async def test_one_step_terminal_plan_uses_the_step_answer(make_session: SessionFactory) -> None:
     brain = Brain()
-    brain.add("classify", classify("simple"))
-    brain.add("plan", plan(step("S-01", "list the workspace")))
+    brain.add("Classification", classify("simple"))
+    brain.add("PlanGeneration", plan(step("S-01", "list the workspace")))
     brain.add(
         "step:S-01",
         ScriptedReply(tool_calls=[{"name": "list_dir", "args": {"path": "."}}]),
@@ -30,7 +30,7 @@ async def test_one_step_terminal_plan_uses_the_step_answer(make_session: Session
     events = await run_all(session, "what files are here?")
 
     # classify 1 + plan 1 + step 2 (tool call, then answer); no assess, no completion call.
-    assert brain.log == ["classify", "plan", "step:S-01", "step:S-01"]
+    assert brain.kinds() == ["Classification", "PlanGeneration", "step:S-01", "step:S-01"]
     assert one(events, "run.finished").model_calls == 4
     final = one(events, "answer.final")
     assert final.text == "The workspace has README.md and notes.txt."
@@ -44,9 +44,9 @@ async def test_one_step_terminal_plan_uses_the_step_answer(make_session: Session
 
 async def test_two_parallel_steps_then_a_dependent(make_session: SessionFactory) -> None:
     brain = Brain()
-    brain.add("classify", classify("complex"))
+    brain.add("Classification", classify("complex"))
     brain.add(
-        "plan",
+        "PlanGeneration",
         plan(
             step("S-01", "read README"),
             step("S-02", "read notes"),
@@ -56,7 +56,7 @@ async def test_two_parallel_steps_then_a_dependent(make_session: SessionFactory)
     brain.add("step:S-01", ScriptedReply(text="readme says demo", delay=0.15))
     brain.add("step:S-02", ScriptedReply(text="notes say alpha", delay=0.15))
     brain.add("step:S-03", "demo and alpha")
-    brain.add("assess", assess("done", progress="complete"))
+    brain.add("StatusAssessment", assess("done", progress="complete"))
     brain.add("complete", "Final: demo and alpha.")
     session = await make_session(brain)
 
@@ -86,20 +86,20 @@ async def test_two_parallel_steps_then_a_dependent(make_session: SessionFactory)
     # The dependent saw both results as evidence.
     (s3_prompt,) = brain.step_prompts("S-03")
     assert "readme says demo" in s3_prompt and "notes say alpha" in s3_prompt
-    assert brain.log[-2:] == ["assess", "complete"]
+    assert brain.kinds()[-2:] == ["StatusAssessment", "complete"]
     assert one(events, "answer.final").text == "Final: demo and alpha."
 
 
 async def test_short_dependency_ids_resolve(make_session: SessionFactory) -> None:
     brain = Brain()
-    brain.add("classify", classify("complex"))
+    brain.add("Classification", classify("complex"))
     brain.add(
-        "plan",
+        "PlanGeneration",
         plan(step("KFA-01", "find facts"), step("KFA-02", "use facts", ["01"]), mode="dependency"),
     )
     brain.add("step:KFA-01", "fact: 42")
     brain.add("step:KFA-02", "used 42")
-    brain.add("assess", assess("done", completion=False))
+    brain.add("StatusAssessment", assess("done", completion=False))
     session = await make_session(brain)
     events = await run_all(session, "use the facts")
 
@@ -110,20 +110,22 @@ async def test_short_dependency_ids_resolve(make_session: SessionFactory) -> Non
     assert node.dependencies == ("01",) and node.dropped_dependencies == ()
     # require_goal_completion false: the last step's answer is the answer, no completion call.
     assert one(events, "answer.final").text == "used 42"
-    assert "complete" not in brain.log
+    assert "complete" not in brain.kinds()
 
 
 async def test_replan_after_a_failed_step(make_session: SessionFactory) -> None:
     brain = Brain()
-    brain.add("classify", classify("complex"))
+    brain.add("Classification", classify("complex"))
     brain.add(
-        "plan",
+        "PlanGeneration",
         plan(step("S-01", "try the broken way"), step("S-02", "build on it", ["S-01"])),
         plan(step("S-01", "try another way")),
     )
     brain.add("step:S-01", "")  # an empty answer fails the step
     brain.add("step:S-01.2", "worked the other way")
-    brain.add("assess", assess("replan", progress="low"), assess("done", completion=False))
+    brain.add(
+        "StatusAssessment", assess("replan", progress="low"), assess("done", completion=False)
+    )
     session = await make_session(brain)
     events = await run_all(session, "do the thing")
 
@@ -134,45 +136,45 @@ async def test_replan_after_a_failed_step(make_session: SessionFactory) -> None:
     # assess said replan -> a second plan; its step reusing a failed id was renamed.
     assert [e.iteration for e in of_type(events, "plan.created")] == [1, 2]
     assert [e.status for e in of_type(events, "plan.assessed")] == ["replan", "done"]
-    assert brain.log == [
-        "classify",
-        "plan",
+    assert brain.kinds() == [
+        "Classification",
+        "PlanGeneration",
         "step:S-01",
-        "assess",
-        "plan",
+        "StatusAssessment",
+        "PlanGeneration",
         "step:S-01.2",
-        "assess",
+        "StatusAssessment",
     ]
     assert session.context.get_goal(goal_id).status == "completed"
     assert one(events, "answer.final").text == "worked the other way"
     # The replan prompt showed the failure.
-    replan_prompt = [p for k, p in brain.prompts if k == "plan"][1]
+    replan_prompt = brain.user_prompts("PlanGeneration")[1]
     assert "S-01 [failed]" in replan_prompt and "S-02 [skipped]" in replan_prompt
 
 
 async def test_iteration_bound_ends_exhausted_with_an_answer(make_session: SessionFactory) -> None:
     brain = Brain()
-    brain.add("classify", classify("complex"))
-    brain.add("plan", plan(step("S-01", "first")), plan(step("S-02", "second")))
+    brain.add("Classification", classify("complex"))
+    brain.add("PlanGeneration", plan(step("S-01", "first")), plan(step("S-02", "second")))
     brain.add("step:S-01", "one")
     brain.add("step:S-02", "two")
-    brain.add("assess", assess("replan", progress="low"))
+    brain.add("StatusAssessment", assess("replan", progress="low"))
     brain.add("complete", "Partial: one and two; not finished.")
     session = await make_session(brain, loop={"max_iterations": 2, "agentic_max_iterations": 1})
     events = await run_all(session, "an endless goal")
 
     assert [e.iteration for e in of_type(events, "iteration.started")] == [1, 2]
     # After iteration 2 the loop stops without asking again: straight to completion.
-    assert brain.log == [
-        "classify",
-        "plan",
+    assert brain.kinds() == [
+        "Classification",
+        "PlanGeneration",
         "step:S-01",
-        "assess",
-        "plan",
+        "StatusAssessment",
+        "PlanGeneration",
         "step:S-02",
         "complete",
     ]
-    (complete_prompt,) = [p for k, p in brain.prompts if k == "complete"]
+    (complete_prompt,) = brain.user_prompts("complete")
     assert "S-01 [completed]" in complete_prompt
     goal_id = one(events, "answer.final").goal_id
     goal = session.context.get_goal(goal_id)
@@ -183,10 +185,10 @@ async def test_iteration_bound_ends_exhausted_with_an_answer(make_session: Sessi
 async def test_loop_result_status_exhausted(make_session: SessionFactory) -> None:
     """StrangeLoop.run itself reports 'exhausted' when the bound is hit."""
     brain = Brain()
-    brain.add("plan", plan(step("S-01")), plan(step("S-02")))
+    brain.add("PlanGeneration", plan(step("S-01")), plan(step("S-02")))
     brain.add("step:S-01", "a")
     brain.add("step:S-02", "b")
-    brain.add("assess", assess("continue"))
+    brain.add("StatusAssessment", assess("continue"))
     brain.add("complete", "limit reached: a, b")
     session = await make_session(brain)
     thread = await session.context.create_thread("t")
@@ -198,8 +200,8 @@ async def test_loop_result_status_exhausted(make_session: SessionFactory) -> Non
     assert result.status == "exhausted"
     assert result.iterations == 2
     assert result.answer == "limit reached: a, b"
-    assert brain.log[-1] == "complete"
-    assert "iteration limit was reached" in brain.systems[-1][1]
+    assert brain.kinds()[-1] == "complete"
+    assert "iteration limit was reached" in brain.system_prompts()[-1]
 
 
 async def test_replan_that_reuses_ids_keeps_short_dependencies(
@@ -208,9 +210,9 @@ async def test_replan_that_reuses_ids_keeps_short_dependencies(
     """Small models restart at S-01 when they replan and name dependencies by number: the
     steps renamed to avoid the old ids must still wait for each other."""
     brain = Brain()
-    brain.add("classify", classify("complex"))
+    brain.add("Classification", classify("complex"))
     brain.add(
-        "plan",
+        "PlanGeneration",
         plan(step("S-01", "broken way")),
         plan(
             step("S-01", "gather again"),
@@ -222,7 +224,9 @@ async def test_replan_that_reuses_ids_keeps_short_dependencies(
     brain.add("desc:gather again", "found 42")
     brain.add("desc:use it", "used 42")
     brain.add("desc:check it", "checked 42")
-    brain.add("assess", assess("replan", progress="low"), assess("done", completion=False))
+    brain.add(
+        "StatusAssessment", assess("replan", progress="low"), assess("done", completion=False)
+    )
     session = await make_session(brain)
     events = await run_all(session, "gather and use")
 

@@ -10,9 +10,9 @@ from langchain_core.messages import ToolMessage
 from soothe.engine.interact import ApprovalResponse, ClarificationResponse
 from soothe.engine.llm.scripted import ScriptedReply
 from soothe.engine.session import Session
+from tests.fakes.brain import Brain
 from tests.loop.conftest import SessionFactory
 from tests.loop.helpers import (
-    Brain,
     answering,
     assess,
     classify,
@@ -27,16 +27,16 @@ from tests.loop.helpers import (
 
 async def test_ask_user_step_answered_through_the_broker(make_session: SessionFactory) -> None:
     brain = Brain()
-    brain.add("classify", classify("complex"))
+    brain.add("Classification", classify("complex"))
     brain.add(
-        "plan",
+        "PlanGeneration",
         plan(
             step("S-01", "ask for the colour", kind="ask_user", questions=["Which colour?"]),
             step("S-02", "paint it", ["S-01"]),
         ),
     )
     brain.add("step:S-02", "painted it blue")
-    brain.add("assess", assess("done", completion=False))
+    brain.add("StatusAssessment", assess("done", completion=False))
     session = await make_session(brain, tools={"clarify": "ask"})
 
     def reply(event: Any) -> None:
@@ -63,7 +63,7 @@ async def test_ask_user_step_answered_through_the_broker(make_session: SessionFa
     # The user's answer reached the next step's prompt, and no model call was spent on S-01.
     (s2_prompt,) = brain.step_prompts("S-02")
     assert "blue" in s2_prompt
-    assert "step:S-01" not in brain.log
+    assert "step:S-01" not in brain.kinds()
     # Events after the pause still belong to the loop (the goal kept its loop id).
     done = one(events, "step.completed", step_id="S-02")
     assert done.loop_id == f"{goal_id}-L1"
@@ -72,8 +72,8 @@ async def test_ask_user_step_answered_through_the_broker(make_session: SessionFa
 
 async def test_one_approval_granted_and_one_denied(make_session: SessionFactory, ws: Path) -> None:
     brain = Brain()
-    brain.add("classify", classify("simple"))
-    brain.add("plan", plan(step("S-01", "write two files")))
+    brain.add("Classification", classify("simple"))
+    brain.add("PlanGeneration", plan(step("S-01", "write two files")))
     brain.add(
         "step:S-01",
         ScriptedReply(
@@ -110,8 +110,8 @@ async def test_one_approval_granted_and_one_denied(make_session: SessionFactory,
 async def test_path_escape_is_refused(make_session: SessionFactory, tmp_path: Path) -> None:
     (tmp_path / "secret.txt").write_text("TOP-SECRET-VALUE")
     brain = Brain()
-    brain.add("classify", classify("simple"))
-    brain.add("plan", plan(step("S-01", "read the secret")))
+    brain.add("Classification", classify("simple"))
+    brain.add("PlanGeneration", plan(step("S-01", "read the secret")))
     brain.add(
         "step:S-01",
         ScriptedReply(tool_calls=[{"name": "read_file", "args": {"path": "../secret.txt"}}]),
@@ -138,23 +138,23 @@ async def test_plan_repaired_from_code_fences_and_trailing_comma(
     make_session: SessionFactory,
 ) -> None:
     brain = Brain()
-    brain.add("classify", classify("simple"))
+    brain.add("Classification", classify("simple"))
     fenced = '```json\n{"steps": [{"id": "S-01", "description": "list files",},],}\n```'
-    brain.add("plan", fenced)
+    brain.add("PlanGeneration", fenced)
     brain.add("step:S-01", "two files")
     session = await make_session(brain)
     events = await run_all(session, "list files")
 
-    assert brain.count("plan") == 1  # repaired locally, not re-asked
+    assert brain.count("PlanGeneration") == 1  # repaired locally, not re-asked
     assert [s.id for s in one(events, "plan.created").steps] == ["S-01"]
     assert one(events, "answer.final").text == "two files"
 
 
 async def test_plan_reasked_after_a_schema_invalid_reply(make_session: SessionFactory) -> None:
     brain = Brain()
-    brain.add("classify", classify("simple"))
+    brain.add("Classification", classify("simple"))
     brain.add(
-        "plan",
+        "PlanGeneration",
         {"steps": [{"id": "S-01"}], "execution_mode": "sideways"},  # no description, bad enum
         plan(step("S-01", "list files")),
     )
@@ -162,7 +162,7 @@ async def test_plan_reasked_after_a_schema_invalid_reply(make_session: SessionFa
     session = await make_session(brain)
     events = await run_all(session, "list files")
 
-    assert brain.count("plan") == 2
+    assert brain.count("PlanGeneration") == 2
     # The re-ask showed the model what was wrong with its first reply.
     second = [c for c in _model(session).calls if c.kwargs.get("format", {}).get("title")]
     plan_calls = [c for c in second if c.kwargs["format"]["title"] == "PlanGeneration"]
@@ -176,9 +176,9 @@ async def test_always_invalid_plan_fails_the_goal_without_raising(
     make_session: SessionFactory,
 ) -> None:
     brain = Brain()
-    brain.add("classify", classify("complex"))
-    brain.always["plan"] = "I would rather chat about it."
-    brain.always["assess"] = "{not json"
+    brain.add("Classification", classify("complex"))
+    brain.always["PlanGeneration"] = "I would rather chat about it."
+    brain.always["StatusAssessment"] = "{not json"
     session = await make_session(brain)
     events = await run_all(session, "plan something")  # no exception reaches the caller
 
@@ -189,7 +189,7 @@ async def test_always_invalid_plan_fails_the_goal_without_raising(
     assert goal.status == "failed"
     assert "\n" not in goal.error and "PlanGeneration" in goal.error
     # One plan asked 1 + 2 re-asks; a model that cannot plan is not retried another round.
-    assert brain.count("plan") == 3
+    assert brain.count("PlanGeneration") == 3
     assert [e.will_retry for e in of_type(events, "goal.failed")] == [False]
     assert not of_type(events, "step.started")
     answer = one(events, "answer.final").text

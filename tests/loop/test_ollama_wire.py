@@ -7,9 +7,9 @@ from typing import Any
 
 from soothe.engine.interact import ClarificationResponse
 from tests.fakes import FakeOllamaServer, FakeReply
+from tests.fakes.brain import Brain
 from tests.loop.conftest import SessionFactory
 from tests.loop.helpers import (
-    Brain,
     answering,
     assess,
     classify,
@@ -31,18 +31,18 @@ async def test_one_step_terminal_plan_over_the_wire(
     make_session: SessionFactory, fake_ollama: FakeOllamaServer, tmp_path: Path, ws: Path
 ) -> None:
     brain = Brain()
-    brain.add("classify", classify("simple"))
-    brain.add("plan", plan(step("S-01", "read the README")))
+    brain.add("Classification", classify("simple"))
+    brain.add("PlanGeneration", plan(step("S-01", "read the README")))
     brain.add(
         "step:S-01",
         FakeReply(tool_calls=[{"name": "read_file", "args": {"path": "README.md"}}]),
         "It is a small demo project.",
     )
-    fake_ollama.responder = brain.wire
+    fake_ollama.responder = brain
     session = await make_session(settings=wire_settings(tmp_path, ws, fake_ollama))
     events = await run_all(session, "what is this project?")
 
-    assert brain.log == ["classify", "plan", "step:S-01", "step:S-01"]
+    assert brain.kinds() == ["Classification", "PlanGeneration", "step:S-01", "step:S-01"]
     chats = fake_ollama.chat_requests()
     assert len(chats) == 4
     assert [c["format"]["title"] for c in chats[:2]] == ["Classification", "PlanGeneration"]
@@ -60,17 +60,17 @@ async def test_parallel_wave_over_the_wire(
     make_session: SessionFactory, fake_ollama: FakeOllamaServer, tmp_path: Path, ws: Path
 ) -> None:
     brain = Brain()
-    brain.add("classify", classify("complex"))
+    brain.add("Classification", classify("complex"))
     brain.add(
-        "plan",
+        "PlanGeneration",
         plan(step("S-01", "one"), step("S-02", "two"), step("S-03", "both", ["S-01", "S-02"])),
     )
     brain.add("step:S-01", FakeReply(text="first", delay=0.2))
     brain.add("step:S-02", FakeReply(text="second", delay=0.2))
     brain.add("step:S-03", "first and second")
-    brain.add("assess", assess("done"))
+    brain.add("StatusAssessment", assess("done"))
     brain.add("complete", FakeReply(stream_chunks=["All ", "done: ", "first and second."]))
-    fake_ollama.responder = brain.wire
+    fake_ollama.responder = brain
     session = await make_session(settings=wire_settings(tmp_path, ws, fake_ollama))
     events = await run_all(session, "do both, then combine")
 
@@ -90,17 +90,17 @@ async def test_ask_user_over_the_wire(
     make_session: SessionFactory, fake_ollama: FakeOllamaServer, tmp_path: Path, ws: Path
 ) -> None:
     brain = Brain()
-    brain.add("classify", classify("complex"))
+    brain.add("Classification", classify("complex"))
     brain.add(
-        "plan",
+        "PlanGeneration",
         plan(
             step("S-01", "ask", kind="ask_user", questions=["Which file?"]),
             step("S-02", "read it", ["S-01"]),
         ),
     )
     brain.add("step:S-02", "notes.txt says alpha")
-    brain.add("assess", assess("done", completion=False))
-    fake_ollama.responder = brain.wire
+    brain.add("StatusAssessment", assess("done", completion=False))
+    fake_ollama.responder = brain
     settings = wire_settings(tmp_path, ws, fake_ollama, tools={"clarify": "ask"})
     session = await make_session(settings=settings)
 

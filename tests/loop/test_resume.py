@@ -14,9 +14,9 @@ from typing import Any
 
 from soothe.engine.llm.scripted import ScriptedReply
 from soothe.engine.session import Session
+from tests.fakes.brain import Brain
 from tests.loop.conftest import SessionFactory
 from tests.loop.helpers import (
-    Brain,
     assess,
     classify,
     make_settings,
@@ -65,7 +65,7 @@ async def test_resume_after_a_crash_between_steps(tmp_path: Path, ws: Path) -> N
 
     brain = Brain()
     brain.add("step:S-02", "S-02 used 42")
-    brain.add("assess", assess("done", completion=False))
+    brain.add("StatusAssessment", assess("done", completion=False))
     settings = make_settings(tmp_path, ws)
     session = Session(settings, thread_id, models={"default": brain.model()})
     recorded: list = []
@@ -80,7 +80,7 @@ async def test_resume_after_a_crash_between_steps(tmp_path: Path, ws: Path) -> N
         events = [e async for e in session.resume()]
 
         # S-01 is not run again; S-02 is; the same loop (checkpoint) continues.
-        assert brain.log == ["step:S-02", "assess"]
+        assert brain.kinds() == ["step:S-02", "StatusAssessment"]
         assert "S-01 found the answer 42" in brain.step_prompts("S-02")[0]
         assert {e.loop_id for e in of_type(events, "step.started")} == {loop_id}
         assert one(events, "step.completed", step_id="S-02").loop_id == loop_id
@@ -107,8 +107,8 @@ async def test_checkpoint_is_on_disk_before_the_steps_run(
             db.close()
 
     brain = Brain()
-    brain.add("classify", classify("simple"))
-    brain.add("plan", plan(step("S-01")))
+    brain.add("Classification", classify("simple"))
+    brain.add("PlanGeneration", plan(step("S-01")))
     brain.add("step:S-01", "done")
     brain.on("step:S-01", read_checkpoints)
     session = await make_session(brain, files=True)
@@ -119,8 +119,8 @@ async def test_checkpoint_is_on_disk_before_the_steps_run(
 
 async def test_cancel_during_a_streaming_step_then_resume(make_session: SessionFactory) -> None:
     brain = Brain()
-    brain.add("classify", classify("simple"))
-    brain.add("plan", plan(step("S-01", "write a long text")))
+    brain.add("Classification", classify("simple"))
+    brain.add("PlanGeneration", plan(step("S-01", "write a long text")))
     brain.add("step:S-01", ScriptedReply(stream_chunks=["word "] * 200, chunk_delay=0.05))
     session = await make_session(brain)
     streaming = asyncio.Event()
@@ -156,25 +156,32 @@ async def test_cancel_during_a_streaming_step_then_resume(make_session: SessionF
     assert session.context.get_step(goal_id, "S-01").status == "failed"
 
     # Resume: the loop sees the interrupted step, replans, runs it again, finishes.
-    brain.add("assess", assess("replan", progress="none"), assess("done", completion=False))
-    brain.add("plan", plan(step("S-01", "write a long text")))
+    brain.add(
+        "StatusAssessment", assess("replan", progress="none"), assess("done", completion=False)
+    )
+    brain.add("PlanGeneration", plan(step("S-01", "write a long text")))
     brain.add("step:S-01.2", "the long text")
     resumed = [e async for e in session.resume()]
 
     assert session.context.get_goal(goal_id).status == "completed"
     assert one(resumed, "answer.final").text == "the long text"
     assert {e.loop_id for e in of_type(resumed, "step.started")} == {f"{goal_id}-L1"}
-    assert brain.log[-4:] == ["assess", "plan", "step:S-01.2", "assess"]
-    assert "complete" not in brain.log
+    assert brain.kinds()[-4:] == [
+        "StatusAssessment",
+        "PlanGeneration",
+        "step:S-01.2",
+        "StatusAssessment",
+    ]
+    assert "complete" not in brain.kinds()
 
 
 async def test_two_goals_loops_keep_separate_checkpoints(make_session: SessionFactory) -> None:
     """Goal 1 is interrupted, goal 2 runs in the same thread; goal 1 then resumes from
     its own checkpoint (its plan, its steps), untouched by goal 2's loop."""
     brain = Brain()
-    brain.always["classify"] = classify("complex")
+    brain.always["Classification"] = classify("complex")
     brain.add(
-        "plan",
+        "PlanGeneration",
         plan(step("A-01", "first goal's work")),
         plan(step("B-01", "second goal's work")),
         plan(step("A-01", "first goal's work, again")),
@@ -183,7 +190,7 @@ async def test_two_goals_loops_keep_separate_checkpoints(make_session: SessionFa
     brain.add("step:B-01", "b done")
     brain.add("step:A-01.2", "a done")
     brain.add(
-        "assess",
+        "StatusAssessment",
         assess("done", completion=False),  # goal 2
         assess("replan"),  # goal 1, resumed
         assess("done", completion=False),

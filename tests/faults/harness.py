@@ -1,18 +1,15 @@
-"""The fault and abuse tests' harness: an isolated home, a fake model server that answers
-by request kind, the ``soothe`` CLI in-process or as a subprocess, and a check that what
-was persisted is intact. The fixtures are imported by tests/faults/conftest.py and by
-tests/security/test_abuse.py."""
+"""The fault and abuse tests' harness: the CLI harness of tests/fakes/cli_harness.py
+(isolated home, fake Ollama answered by a Brain, ``soothe`` in-process) plus quick
+transport retries, the CLI as a subprocess, and a check that what was persisted is intact.
+The fixtures are imported by tests/faults/conftest.py and by tests/security/test_abuse.py."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,70 +18,12 @@ from typing import Any
 import pytest
 
 from tests.fakes.brain import Brain
-from tests.fakes.ollama_server import FakeOllamaServer
+from tests.fakes.cli_harness import TRACEBACK, Env, Result, brain, env, fake, soothe
 
-_ENV_NAMES = ("OLLAMA_HOST", "OPENAI_BASE_URL", "OPENAI_API_KEY")
-TRACEBACK = "Traceback (most recent call last)"
+__all__ = ["TRACEBACK", "Brain", "Env", "Result", "brain", "env", "fake", "soothe"]
 
 SIMPLE = {"label": "simple", "answer": "", "reason": "needs the files"}
 ONE_STEP = {"steps": [{"id": "S-01", "description": "list the files"}]}
-
-
-@dataclass
-class Env:
-    home: Path
-    workspace: Path
-    data_dir: Path
-    url: str
-
-    def base_args(self, url: str | None = None) -> list[str]:
-        return [
-            "--provider",
-            "ollama",
-            "--base-url",
-            url or self.url,
-            "--model",
-            "llama3.2",
-            "--data-dir",
-            str(self.data_dir),
-            "--workspace",
-            str(self.workspace),
-        ]
-
-    def environ(self, **extra: str) -> dict[str, str]:
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("SOOTHE_", "XDG_")) and k not in _ENV_NAMES
-        }
-        env.update(
-            HOME=str(self.home),
-            XDG_CONFIG_HOME=str(self.home / "xdg-config"),
-            XDG_DATA_HOME=str(self.home / "xdg-data"),
-            PYTHONUNBUFFERED="1",
-            **extra,
-        )
-        return env
-
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-    def json_lines(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.out.splitlines() if line.strip()]
-
-    def error_lines(self) -> list[str]:
-        return [line for line in self.err.splitlines() if line.strip()]
-
-    def one_error(self) -> str:
-        """The single ``error:`` line of a failed run (asserting there is exactly one)."""
-        assert TRACEBACK not in self.err + self.out, self.err
-        lines = self.error_lines()
-        assert len(lines) == 1 and lines[0].startswith("error: "), lines
-        return lines[0]
 
 
 @pytest.fixture(autouse=True)
@@ -106,64 +45,10 @@ def settings_for(env: Env, **model: Any) -> Any:
     )
 
 
-@pytest.fixture
-def brain() -> Brain:
-    return Brain()
-
-
-@pytest.fixture
-def fake(brain: Brain) -> Iterator[FakeOllamaServer]:
-    server = FakeOllamaServer(responder=brain, hang_limit=5.0)
-    with server:
-        yield server
-    assert not server.errors, "fake Ollama server crashed:\n" + "\n".join(server.errors)
-
-
-@pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake: FakeOllamaServer) -> Env:
-    """HOME/XDG under tmp_path, provider variables cleared, cwd = an empty workspace."""
-    for name in list(os.environ):
-        if name.startswith("SOOTHE_") or name in _ENV_NAMES:
-            monkeypatch.delenv(name)
-    home = tmp_path / "home"
-    workspace = tmp_path / "ws"
-    home.mkdir()
-    workspace.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg-config"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / "xdg-data"))
-    monkeypatch.chdir(workspace)
-    return Env(home=home, workspace=workspace, data_dir=tmp_path / "data", url=fake.url)
-
-
-@pytest.fixture
-def soothe(env: Env, capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
-    """``soothe(*args)``: ``soothe.cli.main`` in-process against the fake server.
-
-    The model/storage/workspace options are appended unless ``raw=True`` (subcommands
-    get ``--data-dir`` only).
-    """
-    from soothe.cli import SUBCOMMANDS, main
-
-    def run(*args: str, raw: bool = False) -> Result:
-        capsys.readouterr()
-        argv = list(args)
-        if not raw:
-            if argv and argv[0] in SUBCOMMANDS:
-                argv = [*argv, "--data-dir", str(env.data_dir)]
-            else:
-                argv = [*argv, *env.base_args()]
-        code = main(argv)
-        captured = capsys.readouterr()
-        return Result(code, captured.out, captured.err)
-
-    return run
-
-
 def spawn(env: Env, *args: str, url: str | None = None) -> subprocess.Popen[str]:
     """``python -m soothe ARGS`` with the model/storage options, in the isolated env."""
     return subprocess.Popen(
-        [sys.executable, "-m", "soothe", *args, *env.base_args(url)],
+        [sys.executable, "-m", "soothe", *args, *env.base_args(url=url)],
         cwd=env.workspace,
         env=env.environ(),
         stdin=subprocess.DEVNULL,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -14,6 +13,7 @@ from soothe.engine.config import Settings
 from soothe.engine.events import EventBase
 from soothe.engine.session import Session
 from tests.fakes.brain import Brain
+from tests.fakes.cli_harness import isolate_home
 from tests.loop.helpers import make_settings
 
 # --- environment and settings -----------------------------------------------------------------
@@ -21,18 +21,7 @@ from tests.loop.helpers import make_settings
 
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith("SOOTHE_") or name in (
-            "OLLAMA_HOST",
-            "OPENAI_BASE_URL",
-            "OPENAI_API_KEY",
-        ):
-            monkeypatch.delenv(name)
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg-config"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / "xdg-data"))
+    isolate_home(monkeypatch, tmp_path / "home")
 
 
 @pytest.fixture

@@ -1,130 +1,19 @@
-"""Fixtures for the end-to-end runner tests: an isolated home, a scripted fake Ollama
-that answers by request kind, and the ``soothe`` CLI called in-process."""
+"""Fixtures for the end-to-end runner tests: the CLI harness of tests/fakes/cli_harness.py
+(isolated home, fake Ollama answered by a Brain, ``soothe`` in-process) and ``stored``,
+what a run left in the database."""
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.fakes.brain import Brain
-from tests.fakes.ollama_server import FakeOllamaServer
+from tests.fakes.cli_harness import Env, brain, env, fake, soothe
 
-_ENV_NAMES = ("OLLAMA_HOST", "OPENAI_BASE_URL", "OPENAI_API_KEY")
-
-
-@dataclass
-class Env:
-    home: Path
-    workspace: Path
-    data_dir: Path
-    url: str
-
-    def base_args(self, given: Sequence[str] = ()) -> list[str]:
-        """Provider, model, storage and workspace options not already in ``given``."""
-        defaults = {
-            "--provider": "ollama",
-            "--base-url": self.url,
-            "--model": "llama3.2",
-            "--data-dir": str(self.data_dir),
-            "--workspace": str(self.workspace),
-        }
-        out: list[str] = []
-        for option, value in defaults.items():
-            if option not in given:
-                out += [option, value]
-        return out
-
-    @property
-    def db_path(self) -> Path:
-        return self.data_dir / "soothe.db"
-
-    def environ(self) -> dict[str, str]:
-        """An environment for a subprocess: the same isolation as the in-process tests."""
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith("SOOTHE_") and k not in _ENV_NAMES and not k.startswith("XDG_")
-        }
-        env.update(
-            HOME=str(self.home),
-            XDG_CONFIG_HOME=str(self.home / "xdg-config"),
-            XDG_DATA_HOME=str(self.home / "xdg-data"),
-            PYTHONUNBUFFERED="1",
-        )
-        return env
-
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-    def json_lines(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.out.splitlines() if line.strip()]
-
-
-@pytest.fixture
-def brain() -> Brain:
-    return Brain()
-
-
-@pytest.fixture
-def fake(brain: Brain) -> Iterator[FakeOllamaServer]:
-    server = FakeOllamaServer(responder=brain, hang_limit=5.0)
-    with server:
-        yield server
-    assert not server.errors, "fake Ollama server crashed:\n" + "\n".join(server.errors)
-
-
-@pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake: FakeOllamaServer) -> Env:
-    """HOME/XDG under tmp_path, provider variables cleared, cwd = an empty workspace."""
-    for name in list(os.environ):
-        if name.startswith("SOOTHE_") or name in _ENV_NAMES:
-            monkeypatch.delenv(name)
-    home = tmp_path / "home"
-    workspace = tmp_path / "ws"
-    home.mkdir()
-    workspace.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg-config"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / "xdg-data"))
-    monkeypatch.chdir(workspace)
-    return Env(home=home, workspace=workspace, data_dir=tmp_path / "data", url=fake.url)
-
-
-@pytest.fixture
-def soothe(env: Env, capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
-    """``soothe(*args)`` runs ``soothe.cli.main`` in-process against the fake server.
-
-    Subcommands (threads, skills...) get the storage/workspace options after the
-    command name; ``raw=True`` passes the arguments untouched.
-    """
-    from soothe.cli import SUBCOMMANDS, main
-
-    def run(*args: str, raw: bool = False) -> Result:
-        capsys.readouterr()
-        argv = list(args)
-        if not raw:
-            if argv and argv[0] in SUBCOMMANDS:
-                extra = ["--data-dir", str(env.data_dir)]
-                if argv[0] == "skills":
-                    extra += ["--workspace", str(env.workspace)]
-                argv = [*argv, *extra]
-            else:
-                argv = [*argv, *env.base_args(argv)]
-        code = main(argv)
-        captured = capsys.readouterr()
-        return Result(code, captured.out, captured.err)
-
-    return run
+__all__ = ["brain", "env", "fake", "soothe", "stored"]  # fixtures
 
 
 @dataclass

@@ -9,7 +9,7 @@ import threading
 from soothe.engine.events import parse_event
 from tests.fakes._base import FakeHTTPError
 from tests.fakes.brain import Brain, prompt_text
-from tests.runner.conftest import Env
+from tests.fakes.cli_harness import Env
 
 DONE = {"status": "done", "goal_progress": "complete", "require_goal_completion": False}
 

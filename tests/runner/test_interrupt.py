@@ -12,7 +12,7 @@ from typing import Any
 
 from tests.fakes._base import FakeReply
 from tests.fakes.brain import Brain, prompt_text, step_of
-from tests.runner.conftest import Env
+from tests.fakes.cli_harness import Env
 
 DONE = {"status": "done", "goal_progress": "complete", "require_goal_completion": False}
 

@@ -10,7 +10,7 @@ import pytest
 from soothe.engine.events import parse_event
 from tests.fakes._base import FakeReply
 from tests.fakes.brain import Brain, prompt_text
-from tests.runner.conftest import Env
+from tests.fakes.cli_harness import Env
 
 DONE = {"status": "done", "goal_progress": "complete", "require_goal_completion": False}
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.fakes._base import FakeReply
 from tests.fakes.brain import Brain
-from tests.runner.conftest import Env
+from tests.fakes.cli_harness import Env
 
 DONE = {"status": "done", "goal_progress": "complete", "require_goal_completion": False}
 

@@ -1,0 +1,150 @@
+"""The ``soothe`` CLI against a fake Ollama in an isolated home, for end-to-end tests.
+
+Fixtures (import them into a conftest): ``brain`` (a `Brain`), ``fake`` (a
+`FakeOllamaServer` answering with it), ``env`` (an `Env`: HOME/XDG under tmp_path,
+provider variables cleared, cwd an empty workspace) and ``soothe`` (``soothe(*args)``
+runs ``soothe.cli.main`` in-process and returns a `Result`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes.brain import Brain
+from tests.fakes.ollama_server import FakeOllamaServer
+
+PROVIDER_VARIABLES = ("OLLAMA_HOST", "OPENAI_BASE_URL", "OPENAI_API_KEY")
+TRACEBACK = "Traceback (most recent call last)"
+
+
+def isolate_home(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    """Clear SOOTHE_* and provider variables; HOME and the XDG dirs under ``home``."""
+    for name in list(os.environ):
+        if name.startswith("SOOTHE_") or name in PROVIDER_VARIABLES:
+            monkeypatch.delenv(name)
+    home.mkdir(exist_ok=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg-config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "xdg-data"))
+
+
+@dataclass
+class Env:
+    home: Path
+    workspace: Path
+    data_dir: Path
+    url: str
+
+    def base_args(self, given: Sequence[str] = (), url: str | None = None) -> list[str]:
+        """Provider, model, storage and workspace options not already in ``given``."""
+        defaults = {
+            "--provider": "ollama",
+            "--base-url": url or self.url,
+            "--model": "llama3.2",
+            "--data-dir": str(self.data_dir),
+            "--workspace": str(self.workspace),
+        }
+        out: list[str] = []
+        for option, value in defaults.items():
+            if option not in given:
+                out += [option, value]
+        return out
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "soothe.db"
+
+    def environ(self, **extra: str) -> dict[str, str]:
+        """An environment for a subprocess: the same isolation as the in-process tests."""
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("SOOTHE_", "XDG_")) and k not in PROVIDER_VARIABLES
+        }
+        env.update(
+            HOME=str(self.home),
+            XDG_CONFIG_HOME=str(self.home / "xdg-config"),
+            XDG_DATA_HOME=str(self.home / "xdg-data"),
+            PYTHONUNBUFFERED="1",
+            **extra,
+        )
+        return env
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json_lines(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.out.splitlines() if line.strip()]
+
+    def error_lines(self) -> list[str]:
+        return [line for line in self.err.splitlines() if line.strip()]
+
+    def one_error(self) -> str:
+        """The single ``error:`` line of a failed run (asserting there is exactly one)."""
+        assert TRACEBACK not in self.err + self.out, self.err
+        lines = self.error_lines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), lines
+        return lines[0]
+
+
+@pytest.fixture
+def brain() -> Brain:
+    return Brain()
+
+
+@pytest.fixture
+def fake(brain: Brain) -> Iterator[FakeOllamaServer]:
+    server = FakeOllamaServer(responder=brain, hang_limit=5.0)
+    with server:
+        yield server
+    assert not server.errors, "fake Ollama server crashed:\n" + "\n".join(server.errors)
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake: FakeOllamaServer) -> Env:
+    """HOME/XDG under tmp_path, provider variables cleared, cwd = an empty workspace."""
+    home = tmp_path / "home"
+    isolate_home(monkeypatch, home)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    monkeypatch.chdir(workspace)
+    return Env(home=home, workspace=workspace, data_dir=tmp_path / "data", url=fake.url)
+
+
+@pytest.fixture
+def soothe(env: Env, capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
+    """``soothe(*args)`` runs ``soothe.cli.main`` in-process against the fake server.
+
+    The model/storage/workspace options not given are appended; subcommands (threads,
+    skills...) get ``--data-dir`` (and ``skills`` ``--workspace``); ``raw=True`` passes
+    the arguments untouched.
+    """
+    from soothe.cli import SUBCOMMANDS, main
+
+    def run(*args: str, raw: bool = False) -> Result:
+        capsys.readouterr()
+        argv = list(args)
+        if not raw:
+            if argv and argv[0] in SUBCOMMANDS:
+                extra = ["--data-dir", str(env.data_dir)]
+                if argv[0] == "skills":
+                    extra += ["--workspace", str(env.workspace)]
+                argv = [*argv, *extra]
+            else:
+                argv = [*argv, *env.base_args(argv)]
+        code = main(argv)
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run

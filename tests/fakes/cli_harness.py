@@ -3,14 +3,17 @@
 Fixtures (import them into a conftest): ``brain`` (a `Brain`), ``fake`` (a
 `FakeOllamaServer` answering with it), ``env`` (an `Env`: HOME/XDG under tmp_path,
 provider variables cleared, cwd an empty workspace) and ``soothe`` (``soothe(*args)``
-runs ``soothe.cli.main`` in-process and returns a `Result`).
+runs ``soothe.cli.main`` in-process and returns a `Result`); ``read_store(db_path)``
+snapshots what a run left in the database.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,6 +99,54 @@ class Result:
         lines = self.error_lines()
         assert len(lines) == 1 and lines[0].startswith("error: "), lines
         return lines[0]
+
+
+@dataclass
+class Stored:
+    """What a run left in the database, read back through the ContextEngine."""
+
+    threads: list[Any]
+    goals: list[Any]
+    steps: dict[str, list[Any]]
+    evidence: dict[str, list[Any]]
+    messages: dict[str, list[tuple[str, str]]]
+
+    def goals_of(self, thread_id: str) -> list[Any]:
+        return [g for g in self.goals if g.thread_id == thread_id]
+
+    def step_status(self, goal_id: str) -> dict[str, str]:
+        return {s.id: s.status for s in self.steps[goal_id]}
+
+
+async def _load(db_path: Path) -> Stored:
+    from soothe.engine.context import ContextEngine
+
+    context = await ContextEngine.open(db_path)
+    try:
+        threads = context.list_threads()
+        goals = context.list_goals()
+        return Stored(
+            threads=threads,
+            goals=goals,
+            steps={g.id: list(context.step_dag(g.id).steps.values()) for g in goals},
+            evidence={g.id: context.evidence(g.id) for g in goals},
+            messages={
+                t.id: [(m.role, m.content) for m in await context.messages(t.id)] for t in threads
+            },
+        )
+    finally:
+        await context.close()
+
+
+def read_store(db_path: Path) -> Stored:
+    """Open the database the CLI wrote, in an event loop of its own (on a worker thread
+    when called from an async test), and snapshot it."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_load(db_path))
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, _load(db_path)).result()
 
 
 @pytest.fixture

@@ -5,12 +5,10 @@ The fixtures are imported by tests/faults/conftest.py and by tests/security/test
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 import subprocess
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.fakes.brain import Brain
-from tests.fakes.cli_harness import TRACEBACK, Env, Result, brain, env, fake, soothe
+from tests.fakes.cli_harness import TRACEBACK, Env, Result, brain, env, fake, read_store, soothe
 
 __all__ = ["TRACEBACK", "Brain", "Env", "Result", "brain", "env", "fake", "soothe"]
 
@@ -99,33 +97,20 @@ def check_persisted(
     for name in files:
         if (data_dir / name).exists():
             assert integrity(data_dir / name) == "ok", name
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_read(data_dir, idle))
-    with ThreadPoolExecutor(1) as pool:  # called from an async test
-        return pool.submit(asyncio.run, _read(data_dir, idle)).result()
-
-
-async def _read(data_dir: Path, idle: bool) -> Persisted:
-    from soothe.engine.context import ContextEngine
-
-    ctx = await ContextEngine.open(data_dir / "soothe.db")
-    try:
-        threads = {t.id: t.title for t in ctx.list_threads()}
-        goals = {g.id: g for g in ctx.list_goals()}
-        steps: dict[str, dict[str, str]] = {}
-        evidence: dict[str, int] = {}
-        for goal in goals.values():
-            assert goal.thread_id in threads, f"{goal.id} names a missing thread"
-            if idle:
-                assert goal.status != "active", f"{goal.id} left active: {goal}"
-            dag = ctx.step_dag(goal.id)
-            steps[goal.id] = {s.id: s.status for s in dag.steps.values()}
-            for s in dag.steps.values():
-                assert set(s.dependencies) <= set(dag.steps), (goal.id, s.id, s.dependencies)
-            evidence[goal.id] = len(ctx.evidence(goal.id))
-        messages = {tid: [(m.role, m.content) for m in await ctx.messages(tid)] for tid in threads}
-    finally:
-        await ctx.close()
-    return Persisted(threads, goals, steps, messages, evidence)
+    stored = read_store(data_dir / "soothe.db")
+    threads = {t.id: t.title for t in stored.threads}
+    steps: dict[str, dict[str, str]] = {}
+    for goal in stored.goals:
+        assert goal.thread_id in threads, f"{goal.id} names a missing thread"
+        if idle:
+            assert goal.status != "active", f"{goal.id} left active: {goal}"
+        steps[goal.id] = stored.step_status(goal.id)
+        for s in stored.steps[goal.id]:
+            assert set(s.dependencies) <= set(steps[goal.id]), (goal.id, s.id, s.dependencies)
+    return Persisted(
+        threads,
+        {g.id: g for g in stored.goals},
+        steps,
+        stored.messages,
+        {goal_id: len(items) for goal_id, items in stored.evidence.items()},
+    )

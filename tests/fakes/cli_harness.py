@@ -3,8 +3,9 @@
 Fixtures (import them into a conftest): ``brain`` (a `Brain`), ``fake`` (a
 `FakeOllamaServer` answering with it), ``env`` (an `Env`: HOME/XDG under tmp_path,
 provider variables cleared, cwd an empty workspace) and ``soothe`` (``soothe(*args)``
-runs ``soothe.cli.main`` in-process and returns a `Result`); ``read_store(db_path)``
-snapshots what a run left in the database.
+runs ``soothe.cli.main`` in-process and returns a `Result`); ``spawn(env, *args)`` runs
+it as a subprocess in the same isolation; ``read_store(db_path)`` snapshots what a run
+left in the database.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -99,6 +102,19 @@ class Result:
         lines = self.error_lines()
         assert len(lines) == 1 and lines[0].startswith("error: "), lines
         return lines[0]
+
+
+def spawn(env: Env, *args: str, url: str | None = None) -> subprocess.Popen[str]:
+    """``python -m soothe ARGS`` with the model/storage options, in the isolated env."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "soothe", *args, *env.base_args(url=url)],
+        cwd=env.workspace,
+        env=env.environ(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 @dataclass

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import sqlite3
 import subprocess
-import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,9 +15,19 @@ from typing import Any
 import pytest
 
 from tests.fakes.brain import Brain
-from tests.fakes.cli_harness import TRACEBACK, Env, Result, brain, env, fake, read_store, soothe
+from tests.fakes.cli_harness import (
+    TRACEBACK,
+    Env,
+    Result,
+    brain,
+    env,
+    fake,
+    read_store,
+    soothe,
+    spawn,
+)
 
-__all__ = ["TRACEBACK", "Brain", "Env", "Result", "brain", "env", "fake", "soothe"]
+__all__ = ["TRACEBACK", "Brain", "Env", "Result", "brain", "env", "fake", "soothe", "spawn"]
 
 SIMPLE = {"label": "simple", "answer": "", "reason": "needs the files"}
 ONE_STEP = {"steps": [{"id": "S-01", "description": "list the files"}]}
@@ -40,19 +49,6 @@ def settings_for(env: Env, **model: Any) -> Any:
             "storage": {"data_dir": str(env.data_dir)},
             "tools": {"workspace": str(env.workspace), "clarify": "auto"},
         }
-    )
-
-
-def spawn(env: Env, *args: str, url: str | None = None) -> subprocess.Popen[str]:
-    """``python -m soothe ARGS`` with the model/storage options, in the isolated env."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "soothe", *args, *env.base_args(url=url)],
-        cwd=env.workspace,
-        env=env.environ(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
     )
 
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 import re
 import signal
-import subprocess
-import sys
 import threading
 from typing import Any
 
 from tests.fakes._base import FakeReply
 from tests.fakes.brain import Brain, prompt_text, step_of
-from tests.fakes.cli_harness import Env
+from tests.fakes.cli_harness import Env, spawn
 
 DONE = {"status": "done", "goal_progress": "complete", "require_goal_completion": False}
 
@@ -29,15 +27,7 @@ def interrupt_at(fake, brain: Brain, env: Env, step: str, *args: str) -> tuple[i
         return brain(body)
 
     fake.responder = hang_on_step
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "soothe", *args, *env.base_args()],
-        env=env.environ(),
-        cwd=env.workspace,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = spawn(env, *args)
     try:
         assert reached.wait(timeout=20), f"the run never reached step {step}"
         proc.send_signal(signal.SIGINT)

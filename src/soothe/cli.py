@@ -79,11 +79,32 @@ def error(message: str, code: int = 1) -> int:
     return code
 
 
+# Options shared by every command that take a value: `soothe --data-dir D threads` must
+# find `threads` as the command, not as the value of an option.
+_COMMON_VALUED = ("--config", "--data-dir", "--provider", "--model", "--base-url")
+
+
+def split_command(argv: list[str]) -> tuple[str | None, list[str]]:
+    """(subcommand, the other arguments), allowing common options before the command."""
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token in SUBCOMMANDS:
+            return token, argv[:i] + argv[i + 1 :]
+        if token in _COMMON_VALUED:
+            i += 2
+        elif token == "--debug" or token.split("=", 1)[0] in _COMMON_VALUED:
+            i += 1
+        else:
+            return None, argv
+    return None, argv
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    command = argv[0] if argv and argv[0] in SUBCOMMANDS else None
+    command, rest = split_command(argv)
     if command:
-        args = build_sub_parser(command).parse_args(argv[1:])
+        args = build_sub_parser(command).parse_args(rest)
     else:
         args = build_parser().parse_args(argv)
     from soothe.engine.config import ConfigError, load_settings

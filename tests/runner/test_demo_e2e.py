@@ -101,3 +101,13 @@ async def test_demo_task_through_the_tui(demo_env: Path) -> None:
         assert len(app.main.evidence.entries) >= 4
         messages = await session.context.messages(session.thread_id)
         assert [m.role for m in messages] == ["user", "assistant"]
+
+
+def test_demo_routes_each_request_of_a_thread_on_its_own(
+    demo_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """History goes before the request in the classify prompt; the demo reads the request."""
+    assert main(["-p", "Summarise this project", "--provider", "demo", "--json"]) == 0
+    thread = json.loads(capsys.readouterr().out.splitlines()[-1])["thread_id"]
+    assert main(["-p", "What is 9-4?", "--provider", "demo", "--thread", thread]) == 0
+    assert capsys.readouterr().out.strip() == "9-4 = 5"

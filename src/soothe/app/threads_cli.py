@@ -29,14 +29,20 @@ async def _threads(
             threads = context.list_threads()
             if not threads:
                 print("no threads yet")
+                return 0
+            if sys.stdout.isatty():  # scripts read the rows; a person gets a header
+                print(f"{'id':12}  {'last active':16}  {'goals':>5}  title")
             for t in threads:
                 goals = len(context.list_goals(thread_id=t.id))
-                print(f"{t.id}  {_when(t.last_active)}  {goals:>2} goals  {t.title}")
+                print(f"{t.id:12}  {_when(t.last_active)}  {goals:>5}  {t.title}")
             return 0
         assert thread_id is not None
-        if context.get_thread(thread_id) is None:
-            print(f"error: no thread '{thread_id}' (see `soothe threads`)", file=sys.stderr)
+        matches = [t.id for t in context.list_threads() if t.id.startswith(thread_id)]
+        if len(matches) != 1:
+            why = "no thread" if not matches else "more than one thread starts with"
+            print(f"error: {why} '{thread_id}' (see `soothe threads`)", file=sys.stderr)
             return 1
+        thread_id = matches[0]  # a unique prefix is enough, as with git
         if action == "delete":
             from soothe.engine.datalock import DataDirLock
 

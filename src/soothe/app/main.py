@@ -284,6 +284,8 @@ class SootheApp(App[None], inherit_bindings=False):
             return
         self.prompt.remember(text)
         self.prompt.value = ""
+        if isinstance(self.screen, MainScreen):
+            self.main.stream.follow_end()
         command = parse(text)
         if command is None:
             self.start_run(unescape(text))

@@ -106,14 +106,47 @@ class StepStream(VerticalScroll):
     def touch(self, segments: Iterable[Segment]) -> None:
         """Bring the view up to date with segments that were added or changed.
 
-        The view follows the end of the stream unless the user scrolled up; scrolling back
-        to the end resumes following. (Textual's ``anchor()`` pins short content to the
-        bottom of the view, so following is done here.)
+        The view follows the end of the stream unless the user scrolled up (wheel, up,
+        page up, home); scrolling back to the end, End, or sending something resumes it.
+        Scrolling caused by focus (tab through the tool calls) does not stop following,
+        but the view stays put while a block inside it has focus. (Textual's ``anchor()``
+        pins short content to the bottom of the view, so following is done here.)
         """
-        self.follow = self.max_scroll_y == 0 or self.scroll_y >= self.max_scroll_y - 1
+        if not self.follow and self._at_end():
+            self.follow = True
         self._touch(segments)
-        if self.follow:
+        if self.follow and not self._block_has_focus():
             self.scroll_end(animate=False)
+
+    def follow_end(self) -> None:
+        """Jump to the newest output and keep following it (the user sent something)."""
+        self.follow = True
+        self.scroll_end(animate=False)
+
+    def _at_end(self) -> bool:
+        return self.max_scroll_y == 0 or self.scroll_y >= self.max_scroll_y - 1
+
+    def _block_has_focus(self) -> bool:
+        focused = self.screen.focused if self.is_attached else None
+        return focused is not None and focused is not self and self in focused.ancestors
+
+    def on_mouse_scroll_up(self) -> None:
+        self.follow = False
+
+    def action_scroll_up(self) -> None:
+        self.follow = False
+        super().action_scroll_up()
+
+    def action_page_up(self) -> None:
+        self.follow = False
+        super().action_page_up()
+
+    def action_scroll_home(self) -> None:
+        self.follow = False
+        super().action_scroll_home()
+
+    def action_scroll_end(self) -> None:
+        self.follow_end()
 
     def _touch(self, segments: Iterable[Segment]) -> None:
         new: list[Widget] = []

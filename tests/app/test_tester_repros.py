@@ -1,0 +1,80 @@
+"""Repros from an hour of real use: each test fails without its fix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.pilot import Pilot
+
+from soothe.app.main import SootheApp
+from soothe.engine import events as ev
+from soothe.widgets.goal_tree import NodeRef
+from tests.app.conftest import settle, submit
+from tests.app.fake_session import FakeSession
+from tests.app.scripts import agentic_script
+
+
+def _shows_the_end(app: SootheApp) -> bool:
+    stream = app.main.stream
+    last = stream.children[-1]
+    return stream.scroll_y == stream.max_scroll_y and stream.region.contains_region(last.region)
+
+
+async def _tab_to_prompt(app: SootheApp, pilot: Pilot[Any]) -> None:
+    for _ in range(20):
+        if app.focused is app.prompt:
+            return
+        await pilot.press("tab")
+    raise AssertionError("tab never reached the prompt")
+
+
+async def test_conversation_keeps_following_after_looking_at_a_goal(
+    make_app, session: FakeSession
+) -> None:
+    session.script = lambda text, auto: agentic_script()
+    app = make_app()
+    async with app.run_test(size=(80, 20)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, "Summarise this project")
+        await settle(app, pilot)
+        await submit(app, pilot, "/goal Alpha goal one")
+        await settle(app, pilot)
+        await pilot.press("ctrl+g", "down")
+        await settle(app, pilot)
+        await pilot.press("up")
+        await settle(app, pilot)
+        assert app.main.goal_tree.selected_ref == NodeRef("conversation")
+        # tab passes through the tool-call blocks in the stream, which scrolls it up
+        await _tab_to_prompt(app, pilot)
+        stream = app.main.stream
+        # output from the engine is followed although tab scrolled the view up
+        session.publish(ev.GoalCreated(goal_id="G9", description="Gamma from the engine"))
+        await settle(app, pilot)
+        assert "Gamma" in str(stream.children[-1].render())
+        assert _shows_the_end(app)
+        app.prompt.value = "/goal Beta goal two"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert any("Beta goal two" in str(c.render()) for c in stream.children[-2:])
+        assert _shows_the_end(app)
+
+
+async def test_stream_stays_put_when_the_user_scrolls_up(make_app, session: FakeSession) -> None:
+    session.script = lambda text, auto: agentic_script()
+    app = make_app()
+    async with app.run_test(size=(80, 20)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, "Summarise this project")
+        await settle(app, pilot)
+        stream = app.main.stream
+        stream.focus()
+        await pilot.press("pageup")
+        await settle(app, pilot)
+        where = stream.scroll_y
+        assert where < stream.max_scroll_y
+        session.publish(ev.GoalCreated(goal_id="G9", description="Gamma from the engine"))
+        await settle(app, pilot)
+        assert stream.scroll_y == where  # reading: not yanked to the end
+        await submit(app, pilot, "/goal Delta")  # sending something jumps back to the end
+        await settle(app, pilot)
+        assert _shows_the_end(app)

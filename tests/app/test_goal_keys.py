@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from textual.widgets import Input
 
-from soothe.app.screens.dialogs import DependencyDialog, GoalDetailDialog, GoalInputDialog
+from soothe.app.screens.dialogs import (
+    ConfirmDialog,
+    DependencyDialog,
+    GoalDetailDialog,
+    GoalInputDialog,
+)
 from soothe.app.session_api import GoalView
 from soothe.widgets.goal_tree import GoalTree, NodeRef
 from tests.app.conftest import settle
@@ -90,6 +95,8 @@ async def test_cancel_suspend_retry_and_priority(make_app, session: FakeSession)
             ("set_priority", ("G2", 60)),
         ]
         await pilot.press("x")
+        assert isinstance(app.screen, ConfirmDialog)
+        await pilot.press("y")
         await settle(app, pilot)
         assert tree.goal("G2").status == "cancelled"  # type: ignore[union-attr]
         label = tree.render_label(tree.cursor_node, tree.rich_style, tree.rich_style).plain
@@ -123,6 +130,6 @@ async def test_tree_keys_follow_the_keymap(settings, session: FakeSession) -> No
         await pilot.press("ctrl+g", "down", "x")
         await settle(app, pilot)
         assert ("cancel_goal", ("G1",)) not in session.calls
-        await pilot.press("delete")
+        await pilot.press("delete", "y")
         await settle(app, pilot)
         assert ("cancel_goal", ("G1",)) in session.calls

@@ -7,6 +7,8 @@ from typing import Any
 from textual.pilot import Pilot
 
 from soothe.app.main import SootheApp
+from soothe.app.screens.dialogs import ConfirmDialog
+from soothe.app.session_api import GoalView
 from soothe.engine import events as ev
 from soothe.widgets.goal_tree import NodeRef
 from tests.app.conftest import settle, submit
@@ -78,3 +80,51 @@ async def test_stream_stays_put_when_the_user_scrolls_up(make_app, session: Fake
         await submit(app, pilot, "/goal Delta")  # sending something jumps back to the end
         await settle(app, pilot)
         assert _shows_the_end(app)
+
+
+async def test_tab_in_the_prompt_only_completes_and_cycles(make_app, session: FakeSession) -> None:
+    session.seed_goal(GoalView(id="G1", description="Explain the code"))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        app.prompt.focus()
+        await pilot.press(*"/ex", "tab", "tab", *" just fix it")
+        assert app.focused is app.prompt
+        assert app.prompt.value == "/export  just fix it"
+        assert session.calls.count(("toggle_suspend", ("G1",))) == 0
+        app.prompt.value = ""
+        await pilot.press("tab")  # nothing to complete: nothing happens
+        assert app.focused is app.prompt and app.prompt.value == ""
+        await pilot.press(*"/th", "tab")
+        assert app.prompt.value == "/theme "
+        await pilot.press("tab")
+        assert app.prompt.value == "/threads "
+        await pilot.press("tab")
+        assert app.prompt.value == "/theme "
+        await pilot.press("backspace", "space", *"soothe-", "tab")
+        assert app.prompt.value.startswith("/theme soothe-")
+        first = app.prompt.value
+        await pilot.press("tab")
+        assert app.prompt.value != first and app.prompt.value.startswith("/theme soothe-")
+        assert app.focused is app.prompt
+
+
+async def test_cancel_asks_first(make_app, session: FakeSession) -> None:
+    session.seed_goal(GoalView(id="G1", description="Explain the code"))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+g", "down", "x")
+        assert isinstance(app.screen, ConfirmDialog)
+        assert "G1" in app.screen.question
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert ("cancel_goal", ("G1",)) not in session.calls
+        await pilot.press("x", "y")
+        await settle(app, pilot)
+        assert ("cancel_goal", ("G1",)) in session.calls
+        assert app.main.goal_tree.goal("G1").status == "cancelled"  # type: ignore[union-attr]
+        await pilot.press("x")  # already cancelled: no question, a note why
+        await pilot.pause()
+        assert app.screen is app.main
+        assert any("already cancelled" in n.message for n in app._notifications)

@@ -25,6 +25,7 @@ from soothe.app.handler import EventHandler
 from soothe.app.keymap import GLOBAL, bindings, usable_keymap, validate_keymap
 from soothe.app.palette import PROVIDERS
 from soothe.app.screens.dialogs import (
+    ConfirmDialog,
     DependencyDialog,
     EvidenceDialog,
     GoalDetailDialog,
@@ -530,7 +531,16 @@ class SootheApp(App[None], inherit_bindings=False):
 
             self.push_screen(DependencyDialog(goal, candidates), picked)
         elif command == "cancel":
-            self.call_session(lambda s: s.cancel_goal(gid), what=f"cancel {gid}")
+            if goal.status in ("completed", "failed", "cancelled"):
+                self.notify(f"{gid} is already {goal.status}.", severity="warning")
+                return
+
+            def confirmed(yes: bool | None) -> None:
+                if yes:
+                    self.call_session(lambda s: s.cancel_goal(gid), what=f"cancel {gid}")
+
+            question = f"Cancel {gid} “{goal.description[:60]}”? (r on it resumes it later)"
+            self.push_screen(ConfirmDialog(question), confirmed)
         elif command == "suspend":
             self.call_session(lambda s: s.toggle_suspend(gid), what=f"suspend {gid}")
         elif command == "retry":

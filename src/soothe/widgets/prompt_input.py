@@ -90,6 +90,8 @@ class PromptInput(Input, inherit_bindings=False):
         self.history_limit = history_limit
         self._history_index: int | None = None
         self._draft = ""
+        self._completing: tuple[str, str] | None = None
+        """(what the user typed, what tab last put in) while tab cycles through matches."""
 
     def remember(self, text: str) -> None:
         if text and (not self.history or self.history[-1] != text):
@@ -115,12 +117,33 @@ class PromptInput(Input, inherit_bindings=False):
             self.value = self.history[self._history_index]
         self.cursor_position = len(self.value)
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "complete":
-            return bool(self._suggestion) and len(self._suggestion) > len(self.value)
-        return True
+    def completions(self, value: str) -> list[str]:
+        """Every completion of ``value``: command names, then theme or model names."""
+        if not value.startswith("/"):
+            return []
+        if " " not in value:
+            return [
+                name if name.endswith(":") else name + " "
+                for name in SLASH_COMMANDS
+                if name.startswith(value) and name != value
+            ]
+        command, _, arg = value.partition(" ")
+        choices = (
+            self.suggester.choices(command) if isinstance(self.suggester, SlashSuggester) else ()
+        )
+        return [f"{command} {c}" for c in choices if c.startswith(arg) and c != arg]
 
     def action_complete(self) -> None:
-        if self._suggestion:
-            self.value = self._suggestion
-            self.cursor_position = len(self.value)
+        """Tab completes and never moves focus; tab again cycles through the matches."""
+        if self._completing is not None and self.value == self._completing[1]:
+            stem = self._completing[0]
+        else:
+            stem = self.value
+        matches = self.completions(stem)
+        if not matches:
+            self._completing = None
+            return
+        index = (matches.index(self.value) + 1) % len(matches) if self.value in matches else 0
+        self.value = matches[index]
+        self.cursor_position = len(self.value)
+        self._completing = (stem, self.value)

@@ -133,7 +133,10 @@ def test_a_model_that_never_says_done_is_stopped_by_the_iteration_bound(
     brain.add("text", *["Partly done: one thing found; the rest is unknown."] * 5)
     r = soothe("-p", "find everything", "--max-iterations", "2")
     assert (r.code, r.err) == (0, "")
-    assert r.out == "Partly done: one thing found; the rest is unknown.\n"
+    assert r.out == (
+        "Partly done: one thing found; the rest is unknown.\n\n"
+        "_Stopped at the iteration limit (2); the goal may be incomplete._\n"
+    )
     kinds = brain.kinds()
     steps = [k for k in kinds if k.startswith("step")]
     # Each agentic round (3 by default) runs at most 2 iterations of one step.

@@ -179,7 +179,10 @@ async def test_iteration_bound_ends_exhausted_with_an_answer(make_session: Sessi
     goal_id = one(events, "answer.final").goal_id
     goal = session.context.get_goal(goal_id)
     assert goal.status == "completed" and goal.report == "iteration limit reached"
-    assert one(events, "answer.final").text == "Partial: one and two; not finished."
+    assert one(events, "answer.final").text == (
+        "Partial: one and two; not finished.\n\n"
+        "_Stopped at the iteration limit (2); the goal may be incomplete._"
+    )
 
 
 async def test_loop_result_status_exhausted(make_session: SessionFactory) -> None:

@@ -32,6 +32,12 @@ from soothe.engine.events import (
 from soothe.engine.interact import ApprovalResponse, ClarificationResponse
 
 
+def _flat(value: object, limit: int) -> str:
+    """One line, however many lines the value has (file content, commands)."""
+    text = " ⏎ ".join(str(value).splitlines()) if "\n" in str(value) else str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def progress_line(event: EventBase) -> str | None:
     """One short line per meaningful event, or None for events not worth a line."""
     step = event.step_id or ""
@@ -44,7 +50,7 @@ def progress_line(event: EventBase) -> str | None:
         case StepStarted():
             return f"▸ {step} {event.description[:70]}"
         case ToolCalled():
-            args = ", ".join(f"{k}={str(v)[:30]}" for k, v in event.args.items())
+            args = ", ".join(f"{k}={_flat(v, 30)}" for k, v in event.args.items())
             return f"  {step} {event.tool}({args})"
         case StepCompleted():
             return f"✓ {step} done ({event.duration_s:.1f}s)"
@@ -85,7 +91,7 @@ class Answerer:
                 broker.answer(event.request_id, ClarificationResponse(outcome="auto"))
         elif isinstance(event, ApprovalRequested):
             if self._interactive():
-                args = ", ".join(f"{k}={str(v)[:60]}" for k, v in event.args.items())
+                args = ", ".join(f"{k}={_flat(v, 60)}" for k, v in event.args.items())
                 reply = await self._prompt(f"? allow {event.tool}({args}) [y/N/a=always] ")
                 outcome = {"y": "approve_once", "a": "approve_always"}.get(
                     reply.strip().lower()[:1], "deny"

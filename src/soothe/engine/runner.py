@@ -330,6 +330,12 @@ class SootheRunner:
         # --max-iterations stays the real bound. Rounds are for failures worth retrying.
         if result.status in ("done", "exhausted"):
             note = "" if result.status == "done" else "iteration limit reached"
+            if note:  # say so in the answer itself, where the user reads it
+                limit = self.settings.loop.max_iterations
+                result.answer = (
+                    f"{result.answer.rstrip()}\n\n_Stopped at the iteration limit ({limit}); "
+                    "the goal may be incomplete._"
+                )
             await self.context.complete_goal(goal_id, findings=result.answer, report=note)
             await self.memory.store(
                 result.answer, thread_id=thread_id, goal_id=goal_id, kind="finding"

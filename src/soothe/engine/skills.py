@@ -42,13 +42,22 @@ def skill_dirs(settings: Settings) -> list[Path]:
 
 
 def _summary(path: Path) -> str:
+    """The frontmatter's ``description:`` if there is one, else the first line of text."""
     try:
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            line = line.strip().lstrip("#").strip()
-            if line and not line.startswith("---"):
-                return line[:80]
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return "(unreadable)"
+    if lines and lines[0].strip() == "---":
+        end = next((i for i, ln in enumerate(lines[1:], 1) if ln.strip() == "---"), 0)
+        for line in lines[1:end]:
+            key, _, value = line.partition(":")
+            if key.strip() == "description" and value.strip():
+                return value.strip().strip("\"'")[:80]
+        lines = lines[end + 1 :]
+    for line in lines:
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line[:80]
     return ""
 
 

@@ -128,3 +128,18 @@ async def test_cancel_asks_first(make_app, session: FakeSession) -> None:
         await pilot.pause()
         assert app.screen is app.main
         assert any("already cancelled" in n.message for n in app._notifications)
+
+
+async def test_the_draft_survives_a_trip_to_the_evidence_panel(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        app.prompt.focus()
+        await pilot.press(*"half a thought")
+        await pilot.press("ctrl+e")
+        assert app.main.evidence.has_focus
+        await pilot.press("ctrl+e")
+        assert app.focused is app.prompt
+        assert app.prompt.selection.is_empty
+        await pilot.press(*" more")
+        assert app.prompt.value == "half a thought more"

@@ -84,6 +84,7 @@ class PromptInput(Input, inherit_bindings=False):
         super().__init__(
             placeholder="Ask, or /goal TEXT · /help  (enter sends)",
             suggester=SlashSuggester(choices),
+            select_on_focus=False,  # coming back to a draft must not arm it for replacement
             id=id,
         )
         self.history: list[str] = []

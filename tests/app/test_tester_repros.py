@@ -12,7 +12,7 @@ from soothe.app.session_api import GoalView
 from soothe.engine import events as ev
 from soothe.widgets.goal_tree import NodeRef
 from tests.app.conftest import settle, submit
-from tests.app.fake_session import FakeSession
+from tests.app.fake_session import FakeSession, Gate
 from tests.app.scripts import agentic_script
 
 
@@ -143,3 +143,61 @@ async def test_the_draft_survives_a_trip_to_the_evidence_panel(make_app) -> None
         assert app.prompt.selection.is_empty
         await pilot.press(*" more")
         assert app.prompt.value == "half a thought more"
+
+
+async def test_keys_that_go_back_to_the_prompt(make_app, session: FakeSession) -> None:
+    from soothe.app.screens.help import HelpScreen, help_content
+    from soothe.app.screens.threads import ThreadsScreen
+
+    session.seed_goal(GoalView(id="G1", description="Explain the code"))
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+g")
+        assert app.focused is app.main.goal_tree
+        await pilot.press("escape")
+        assert app.focused is app.prompt
+        await pilot.press("ctrl+e")
+        assert app.main.evidence.has_focus
+        await pilot.press("escape")
+        assert app.focused is app.prompt
+
+        def footer() -> set[str]:
+            return {
+                key
+                for key, active in app.screen.active_bindings.items()
+                if active.binding.show and active.enabled
+            }
+
+        assert "ctrl+l" not in footer()  # already typing: no need to offer it
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        assert "ctrl+l" in footer()
+        await pilot.press("ctrl+l")
+        assert app.focused is app.prompt
+        assert "ctrl+l" in help_content({}).plain and "Prompt" in help_content({}).plain
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        # threads -> n (new thread): back on the main screen, typing
+        await pilot.press("ctrl+g", "ctrl+t")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ThreadsScreen)
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert app.screen is app.main
+        assert app.focused is app.prompt
+
+
+async def test_escape_in_the_tree_interrupts_a_run_first(make_app, session: FakeSession) -> None:
+    gate = Gate()
+    session.script = lambda text, auto: [gate]
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, "long job")
+        await gate.reached.wait()
+        await pilot.press("ctrl+g", "escape")
+        await settle(app, pilot)
+        assert session.interrupted
+        assert app.focused is app.main.goal_tree

@@ -41,6 +41,8 @@ PRIORITY = Binding.Group("Priority", compact=True)
 
 GLOBAL: tuple[KeySpec, ...] = (
     KeySpec("app.interrupt", "escape", "interrupt", "Interrupt"),
+    KeySpec("app.back_to_prompt", "escape", "back_to_prompt", "Back to prompt", show=False),
+    KeySpec("app.focus_prompt", "ctrl+l", "focus_prompt", "Prompt", priority=True),
     KeySpec("app.focus_goals", "ctrl+g", "focus_goals", "Goals", priority=True),
     KeySpec("app.evidence", "ctrl+e", "evidence", "Evidence", priority=True),
     KeySpec("app.threads", "ctrl+t", "threads", "Threads", priority=True),

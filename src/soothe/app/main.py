@@ -47,7 +47,7 @@ Clock = Callable[[], float]
 NO_SERVER_NOTICE = "no-server"
 ENGINE_NOTICE = "engine"
 PRIORITY_STEP = 10
-MAIN_ONLY = {"interrupt", "focus_goals", "evidence", "run_goals"}
+MAIN_ONLY = {"interrupt", "focus_goals", "focus_prompt", "back_to_prompt", "evidence", "run_goals"}
 
 
 class SootheApp(App[None], inherit_bindings=False):
@@ -404,6 +404,11 @@ class SootheApp(App[None], inherit_bindings=False):
             return False
         if action == "interrupt":
             return self._run_worker is not None and not self._run_worker.is_finished
+        if action == "back_to_prompt":  # escape: interrupts a run first, else back to typing
+            idle = self._run_worker is None or self._run_worker.is_finished
+            return idle and self.focused is not self.prompt
+        if action == "focus_prompt":  # in the footer only where it helps
+            return self.focused is not self.prompt
         return True
 
     # -- requests from the engine (opened by the handler) --------------------------------
@@ -584,6 +589,7 @@ class SootheApp(App[None], inherit_bindings=False):
             self.handler.reset()
             self._show_session_status()
             self._back_to_main()
+            self.prompt.focus()
             self.notify(f"New thread {thread_id}")
 
         self.call_session(lambda s: s.new_thread(), what="start a thread", done=created)
@@ -646,6 +652,13 @@ class SootheApp(App[None], inherit_bindings=False):
             self.notify(f'Theme {name} — set ui.theme = "{name}" in config.toml to keep it.')
 
     # -- global keys ---------------------------------------------------------------------
+
+    def action_focus_prompt(self) -> None:
+        if isinstance(self.screen, MainScreen):
+            self.prompt.focus()
+
+    def action_back_to_prompt(self) -> None:
+        self.action_focus_prompt()
 
     def action_focus_goals(self) -> None:
         self.main.goal_tree.focus()

@@ -115,6 +115,18 @@ class FakeSession:
         self.interrupted = False
         self.runs = 0
         self._next_goal = 1
+        self.server_error = ""
+        self.bus.add_listener(self._track_server)
+
+    def _track_server(self, event: ev.EventBase) -> None:
+        """As the real Session: a run that cannot reach the server marks it unreachable."""
+        if self.provider_status == "demo":
+            return
+        if isinstance(event, ev.RunFailed) and event.kind == "unreachable":
+            self.provider_status = "unreachable"
+            self.server_error = event.error
+        elif isinstance(event, ev.RunFinished) and self.provider_status == "unreachable":
+            self.provider_status = "reachable"
 
     # -- helpers for tests ---------------------------------------------------------------
 

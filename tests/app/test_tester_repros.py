@@ -201,3 +201,55 @@ async def test_escape_in_the_tree_interrupts_a_run_first(make_app, session: Fake
         await settle(app, pilot)
         assert session.interrupted
         assert app.focused is app.main.goal_tree
+
+
+async def test_a_server_that_dies_mid_session_gets_the_no_server_notice(
+    make_app, session: FakeSession
+) -> None:
+    from soothe.widgets.notice import Notice
+
+    error = "cannot reach the model server at http://127.0.0.1:11434 (connection refused)"
+    session.script = lambda text, auto: [ev.RunFailed(error=error, kind="unreachable")]
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        assert app.main.status.info.provider == "reachable"
+        assert not list(app.main.query(Notice))
+        await submit(app, pilot, "hello?")
+        await settle(app, pilot)
+        assert app.main.status.info.provider == "unreachable"
+        notice = app.main.query_one(Notice)
+        assert notice.border_title == "No model server"
+        assert "connection refused" in notice.body
+        await pilot.click("#notice-demo")
+        await settle(app, pilot)
+        assert ("use_demo", ()) in session.calls
+        assert app.main.status.info.provider == "demo"
+        assert not list(app.main.query(Notice))
+
+
+async def test_other_run_failures_do_not_claim_the_server_is_gone(
+    make_app, session: FakeSession
+) -> None:
+    from soothe.widgets.notice import Notice
+
+    session.script = lambda text, auto: [ev.RunFailed(error="plan broke", kind="bad_output")]
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, "hello?")
+        await settle(app, pilot)
+        assert app.main.status.info.provider == "reachable"
+        assert not list(app.main.query(Notice))
+        assert any(n.title == "Run failed" for n in app._notifications)
+
+
+def test_the_real_session_tracks_a_lost_server(settings) -> None:  # type: ignore[no-untyped-def]
+    from soothe.engine.session import Session
+
+    session = Session(settings)
+    session.provider_status = "reachable"
+    session.bus.publish(ev.RunFailed(error="connection refused", kind="unreachable"))
+    assert (session.provider_status, session.server_error) == ("unreachable", "connection refused")
+    session.bus.publish(ev.RunFinished(duration_s=1.0))
+    assert session.provider_status == "reachable"

@@ -344,8 +344,11 @@ class EventHandler:
 
     def _run_failed(self, event: ev.RunFailed) -> None:
         self.note(self._keys(event), f"run failed: {event.error}", "error")
-        self.app.notify(_one_line(event.error, 200), title="Run failed", severity="error")
         self.app.run_ended(None)
+        if event.kind == "unreachable":  # the server went away: say so like at start-up
+            self.app.server_lost(event.error)
+        else:
+            self.app.notify(_one_line(event.error, 200), title="Run failed", severity="error")
 
     def _classified(self, event: ev.Classified) -> None:
         how = "answered directly" if event.answered else "working on it"

@@ -202,7 +202,14 @@ class SootheApp(App[None], inherit_bindings=False):
         )
         self.notify(str(exc)[:200], title="Engine unavailable", severity="error")
 
-    def _no_server_notice(self) -> None:
+    def server_lost(self, error: str) -> None:
+        """A run failed because the model server did not answer."""
+        if self.session is not None and self.session.provider_status == "demo":
+            return
+        self.main.status.set(provider="unreachable")
+        self._no_server_notice(error)
+
+    def _no_server_notice(self, error: str = "") -> None:
         model = self.settings.model
         url = model.resolved_base_url()
         if model.provider == "ollama":
@@ -212,7 +219,7 @@ class SootheApp(App[None], inherit_bindings=False):
             )
         else:
             fix = "Check model.base_url and the API key (OPENAI_API_KEY), then restart."
-        reason = getattr(self.session, "server_error", "") or ""
+        reason = error or getattr(self.session, "server_error", "") or ""
         why = f" ({reason})" if reason else ""
         body = (
             f"No model server answered at {url}{why}.\n{fix}\nOr try the built-in demo model now."

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from soothe.engine.bus import EventBus
 from soothe.engine.config import Settings
-from soothe.engine.events import EventBase
+from soothe.engine.events import EventBase, RunFailed, RunFinished
 from soothe.engine.interact import InteractBroker
 from soothe.engine.views import EvidenceView, GoalView, StepView, ThreadSnapshot, ThreadView
 
@@ -62,6 +62,7 @@ class Session:
         self._checkpoint_conn: Any = None
         self._lock: Any = None
         self._started = False
+        self.bus.add_listener(self._track_server)
 
     @property
     def model_label(self) -> str:
@@ -189,6 +190,18 @@ class Session:
         self.provider_status = "reachable" if status.reachable else "unreachable"
         self.server_error = "" if status.reachable else (status.error or "")
         return self.provider_status
+
+    def _track_server(self, event: EventBase) -> None:
+        """A run that could not reach the server marks it unreachable; a finished run,
+        reachable again (the app reads provider_status after every run)."""
+        if self.settings.model.provider == "demo":
+            return
+        if isinstance(event, RunFailed) and event.kind == "unreachable":
+            self.provider_status = "unreachable"
+            self.server_error = event.error
+        elif isinstance(event, RunFinished) and self.provider_status == "unreachable":
+            self.provider_status = "reachable"
+            self.server_error = ""
 
     async def close(self) -> None:
         if not self._started:

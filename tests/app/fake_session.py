@@ -372,12 +372,13 @@ class FakeSession:
         return "\n".join(lines) + "\n"
 
     async def list_models(self) -> list[str]:
-        return list(self.models)
+        return ["demo model"] if self.provider_status == "demo" else list(self.models)
 
     async def set_model(self, name: str) -> None:
+        """As the real Session: any name is taken; after use_demo, the real provider is back."""
         self.calls.append(("set_model", (name,)))
-        if name not in self.models:
-            raise ValueError(f"model {name!r} is not pulled")
+        if self.provider_status == "demo":
+            self.provider_status = "reachable"
         self.model_label = name
 
     def use_demo(self) -> None:

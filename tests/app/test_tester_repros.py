@@ -253,3 +253,53 @@ def test_the_real_session_tracks_a_lost_server(settings) -> None:  # type: ignor
     assert (session.provider_status, session.server_error) == ("unreachable", "connection refused")
     session.bus.publish(ev.RunFinished(duration_s=1.0))
     assert session.provider_status == "reachable"
+
+
+async def test_model_after_demo_goes_back_to_the_server(make_app, session: FakeSession) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, "/demo")
+        await settle(app, pilot)
+        assert app.main.status.info.provider == "demo"
+        await submit(app, pilot, "/model fake-large")
+        await settle(app, pilot)
+        assert ("set_model", ("fake-large",)) in session.calls
+        assert app.main.status.info.provider == "reachable"
+        assert app.main.status.info.model == "fake-large"
+        assert not any(n.severity == "warning" for n in app._notifications)
+        await submit(app, pilot, "/model llama3.2")  # not on the server: switched, with a warning
+        await settle(app, pilot)
+        warned = [n for n in app._notifications if n.severity == "warning"]
+        assert warned and "llama3.2 is not on the server" in warned[-1].message
+        assert "fake-model, fake-large" in warned[-1].message
+        app.clear_notifications()
+        await submit(app, pilot, "/model")  # no name: list them
+        await settle(app, pilot)
+        listed = [n for n in app._notifications if n.title == "Models"]
+        assert listed and "fake-model" in listed[-1].message and "fake-large" in listed[-1].message
+
+
+async def test_the_real_session_remembers_the_provider_behind_demo(settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from soothe.engine.session import Session
+
+    session = Session(settings)
+    assert settings.model.provider == "ollama"
+    checked: list[str] = []
+
+    async def check() -> str:
+        checked.append(session.settings.model.provider)
+        session.provider_status = "reachable"
+        return "reachable"
+
+    monkeypatch.setattr(session, "refresh_provider_status", check)
+    from soothe.engine.loop import demo_brain
+
+    # install() registers the demo handlers process-wide; other tests expect the plain demo
+    monkeypatch.setattr(demo_brain, "install", lambda: None)
+    session.use_demo()
+    assert (settings.model.provider, session.provider_status) == ("demo", "demo")
+    await session.set_model("llama3.2")
+    assert (settings.model.provider, settings.model.name) == ("ollama", "llama3.2")
+    assert checked == ["ollama"] and session.provider_status == "reachable"
+    assert session.model_label == "llama3.2"

@@ -7,10 +7,20 @@ from dataclasses import dataclass
 NEEDS_ARGUMENT = {
     "goal": "/goal TEXT",
     "autonomous": "/autonomous TEXT",
-    "model": "/model NAME",
     "theme": "/theme NAME",
 }
-KNOWN = {*NEEDS_ARGUMENT, "threads", "export", "help", "run", "new", "demo", "quit", "skill"}
+KNOWN = {
+    *NEEDS_ARGUMENT,
+    "model",
+    "threads",
+    "export",
+    "help",
+    "run",
+    "new",
+    "demo",
+    "quit",
+    "skill",
+}
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,10 @@ PRIORITY_STEP = 10
 MAIN_ONLY = {"interrupt", "focus_goals", "focus_prompt", "back_to_prompt", "evidence", "run_goals"}
 
 
+def _listed(name: str, models: list[str]) -> bool:
+    return name in models or f"{name}:latest" in models
+
+
 class SootheApp(App[None], inherit_bindings=False):
     TITLE = "Soothe"
     CSS_PATH = STYLESHEET
@@ -633,11 +637,45 @@ class SootheApp(App[None], inherit_bindings=False):
             self.pop_screen()
 
     def switch_model(self, name: str) -> None:
-        def switched(_: Any) -> None:
-            self._show_session_status()
-            self.notify(f"Model: {name}")
+        """``/model NAME`` (back to the real provider after /demo); ``/model`` lists them."""
+        if not name:
+            self.call_session(lambda s: s.list_models(), what="list the models", done=self._list)
+            return
 
-        self.call_session(lambda s: s.set_model(name), what=f"switch to {name}", done=switched)
+        async def switch(session: SessionAPI) -> list[str]:
+            await session.set_model(name)
+            try:
+                return await session.list_models()
+            except Exception:  # the server is down: the status line says so
+                return []
+
+        def switched(models: list[str]) -> None:
+            self.models = models
+            self._show_session_status()
+            if models and not _listed(name, models):
+                self.notify(
+                    f"{name} is not on the server; it has {', '.join(models[:8])}."
+                    + (f" Pull it with `ollama pull {name}`." if self._is_ollama() else ""),
+                    title=f"Model: {name}",
+                    severity="warning",
+                    timeout=10,
+                )
+            else:
+                self.notify(f"Model: {name}")
+
+        self.call_session(switch, what=f"switch to {name}", done=switched)
+
+    def _list(self, models: list[str]) -> None:
+        self.models = models
+        current = self.session.model_label if self.session is not None else ""
+        if not models:
+            self.notify("The model server lists no models.", severity="warning")
+            return
+        shown = ", ".join(f"{m} (current)" if m == current else m for m in models[:20])
+        self.notify(f"{shown}\n/model NAME switches.", title="Models", timeout=10)
+
+    def _is_ollama(self) -> bool:
+        return self.settings.model.provider == "ollama"
 
     def use_demo(self) -> None:
         if self.session is None:

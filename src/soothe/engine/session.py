@@ -62,6 +62,8 @@ class Session:
         self._checkpoint_conn: Any = None
         self._lock: Any = None
         self._started = False
+        self._real_provider: str | None = None
+        """The configured provider while ``use_demo`` stands in for it."""
         self.bus.add_listener(self._track_server)
 
     @property
@@ -393,12 +395,18 @@ class Session:
         return list(status.models)
 
     async def set_model(self, name: str) -> None:
+        """Switch models; after ``use_demo`` this goes back to the configured provider."""
+        if self.settings.model.provider == "demo" and self._real_provider:
+            self.settings.model.provider = self._real_provider  # type: ignore[assignment]
+            self._real_provider = None
         self.settings.model.name = name
         await self._rebuild_hub()
 
     def use_demo(self) -> None:
         from soothe.engine.loop import demo_brain
 
+        if self.settings.model.provider != "demo":
+            self._real_provider = self.settings.model.provider
         self.settings.model.provider = "demo"
         self.provider_status = "demo"
         demo_brain.install()

@@ -303,3 +303,59 @@ async def test_the_real_session_remembers_the_provider_behind_demo(settings, mon
     assert (settings.model.provider, settings.model.name) == ("ollama", "llama3.2")
     assert checked == ["ollama"] and session.provider_status == "reachable"
     assert session.model_label == "llama3.2"
+
+
+def _footer(app: SootheApp) -> dict[str, str]:
+    return {
+        active.binding.description: key
+        for key, active in app.screen.active_bindings.items()
+        if active.binding.show and active.enabled
+    }
+
+
+async def test_s_reads_resume_on_a_suspended_goal(make_app, session: FakeSession) -> None:
+    session.seed_goal(GoalView(id="G1", description="Paused job", status="suspended"))
+    session.seed_goal(GoalView(id="G2", description="Waiting job"))
+    app = make_app()
+    async with app.run_test(size=(140, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+g", "down")
+        await pilot.pause()
+        assert _footer(app).get("Resume") == "s" and "Suspend" not in _footer(app)
+        await pilot.press("down")
+        await pilot.pause()
+        assert _footer(app).get("Suspend") == "s" and "Resume" not in _footer(app)
+        await pilot.press("up", "s")  # resume G1: the footer follows the new status
+        await settle(app, pilot)
+        assert ("toggle_suspend", ("G1",)) in session.calls
+        assert app.main.goal_tree.goal("G1").status == "pending"  # type: ignore[union-attr]
+        assert "Suspend" in _footer(app) and "Resume" not in _footer(app)
+
+
+async def test_the_dependency_picker_leaves_out_cycles(make_app, session: FakeSession) -> None:
+    from soothe.app.screens.dialogs import DependencyDialog
+    from soothe.engine.context.errors import CycleError
+
+    session.seed_goal(GoalView(id="G1", description="First"))
+    session.seed_goal(GoalView(id="G2", description="Second", depends_on=["G1"]))
+    session.seed_goal(GoalView(id="G3", description="Third", depends_on=["G2"]))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+g", "down", "d")  # G1: G2 and G3 wait for it
+        await pilot.pause()
+        assert not isinstance(app.screen, DependencyDialog)
+        assert any("without a cycle" in n.message for n in app._notifications)
+        await pilot.press("down", "d")  # G2 may wait for nothing but... G1 is taken, G3 cycles
+        await pilot.pause()
+        assert not isinstance(app.screen, DependencyDialog)
+
+        async def refuse(goal_id: str, depends_on: str) -> None:
+            raise CycleError(f"{goal_id} depends_on {depends_on}", [goal_id, depends_on, goal_id])
+
+        session.add_dependency = refuse  # type: ignore[method-assign]
+        app.call_session(lambda s: s.add_dependency("G3", "G2"), what="add the dependency")
+        await settle(app, pilot)
+        messages = [n.message for n in app._notifications]
+        assert "G3 depends_on G2 would close the cycle G3 -> G2 -> G3" in messages
+        assert not any("CycleError" in m for m in messages)

@@ -66,6 +66,7 @@ TREE: tuple[KeySpec, ...] = (
     KeySpec("tree.add_dependency", "d", "command('depend')", "Depends on"),
     KeySpec("tree.cancel", "x", "command('cancel')", "Cancel"),
     KeySpec("tree.suspend", "s", "command('suspend')", "Suspend"),
+    KeySpec("tree.resume", "s", "command('resume')", "Resume"),
     KeySpec("tree.retry", "r", "command('retry')", "Retry"),
     KeySpec("tree.priority_up", "plus", "command('priority_up')", "Priority up", "+", PRIORITY),
     KeySpec(

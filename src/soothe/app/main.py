@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -32,7 +32,7 @@ from soothe.app.screens.dialogs import (
     GoalInputDialog,
 )
 from soothe.app.screens.main import MainScreen
-from soothe.app.session_api import SessionAPI
+from soothe.app.session_api import GoalView, SessionAPI
 from soothe.engine.config import Settings
 from soothe.engine.events import ApprovalRequested, ClarificationRequested, EventBase
 from soothe.themes import BUILTIN_THEMES, DEFAULT_THEME, STYLESHEET, load_user_themes
@@ -48,6 +48,20 @@ NO_SERVER_NOTICE = "no-server"
 ENGINE_NOTICE = "engine"
 PRIORITY_STEP = 10
 MAIN_ONLY = {"interrupt", "focus_goals", "focus_prompt", "back_to_prompt", "evidence", "run_goals"}
+
+
+def _waits_for(goals: Mapping[str, GoalView], start: str, target: str) -> bool:
+    """Does ``start`` (transitively) depend on ``target``? Then target -> start is a cycle."""
+    stack, seen = [start], set()
+    while stack:
+        node = stack.pop()
+        if node == target:
+            return True
+        if node in seen or node not in goals:
+            continue
+        seen.add(node)
+        stack.extend(goals[node].depends_on)
+    return False
 
 
 def _listed(name: str, models: list[str]) -> bool:
@@ -495,9 +509,10 @@ class SootheApp(App[None], inherit_bindings=False):
                 self.notify(str(exc), title=f"Cannot {what}", severity="error")
                 return
             except Exception as exc:
-                self.notify(
-                    f"{type(exc).__name__}: {exc}", title=f"Cannot {what}", severity="error"
-                )
+                # the engine's own errors are written for people; others need their type
+                own = type(exc).__module__.startswith("soothe.") and str(exc)
+                message = str(exc) if own else f"{type(exc).__name__}: {exc}"
+                self.notify(message, title=f"Cannot {what}", severity="error")
                 return
             if self.session is not None:
                 self.handler.sync_goals(self.session.goals())
@@ -530,13 +545,14 @@ class SootheApp(App[None], inherit_bindings=False):
             answer = self.handler.answers.get(gid, "")
             self.push_screen(GoalDetailDialog(goal, answer, evidence))
         elif command == "depend":
+            goals = self.handler.goals
             candidates = [
                 g
-                for g in self.handler.goals.values()
-                if g.id != gid and g.id not in goal.depends_on
+                for g in goals.values()
+                if g.id != gid and g.id not in goal.depends_on and not _waits_for(goals, g.id, gid)
             ]
             if not candidates:
-                self.notify("No other goal to wait for.", severity="warning")
+                self.notify("No other goal to wait for (without a cycle).", severity="warning")
                 return
 
             def picked(other: str | None) -> None:
@@ -557,7 +573,7 @@ class SootheApp(App[None], inherit_bindings=False):
 
             question = f"Cancel {gid} “{goal.description[:60]}”? (r on it resumes it later)"
             self.push_screen(ConfirmDialog(question), confirmed)
-        elif command == "suspend":
+        elif command in ("suspend", "resume"):
             self.call_session(lambda s: s.toggle_suspend(gid), what=f"suspend {gid}")
         elif command == "retry":
             self.call_session(lambda s: s.retry_goal(gid), what=f"retry {gid}")

@@ -158,6 +158,8 @@ class GoalTree(Tree[NodeRef], inherit_bindings=False):
             self._goal_nodes[goal.id] = node
         self._sync_steps(goal, node)
         node.refresh()
+        if old is None or old.status != goal.status:
+            self.refresh_bindings()
 
     def _sync_steps(self, goal: GoalView, node: TreeNode[NodeRef]) -> None:
         wanted = {step.id for step in goal.steps}
@@ -326,6 +328,15 @@ class GoalTree(Tree[NodeRef], inherit_bindings=False):
 
     # -- keys ------------------------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``s`` reads Suspend or Resume for the goal under the cursor (the footer shows one)."""
+        if action == "command" and parameters and parameters[0] in ("suspend", "resume"):
+            ref = self.selected_ref
+            goal = self._goals.get(ref.goal_id or "") if ref.kind in ("goal", "step") else None
+            suspended = goal is not None and goal.status == "suspended"
+            return suspended == (parameters[0] == "resume")
+        return True
+
     def action_command(self, command: str) -> None:
         ref = self.selected_ref
         goal_id = ref.goal_id if ref.kind in ("goal", "step") else None
@@ -338,6 +349,7 @@ class GoalTree(Tree[NodeRef], inherit_bindings=False):
 
     def _on_tree_node_highlighted(self, event: Tree.NodeHighlighted[NodeRef]) -> None:
         event.stop()
+        self.refresh_bindings()
         if event.node.data is not None:
             self.post_message(self.StreamChosen(event.node.data))
 

@@ -159,8 +159,10 @@ async def test_export_writes_markdown(make_app, session: FakeSession, tmp_path: 
         await settle(app, pilot)
         await submit(app, pilot, "/export")
         await settle(app, pilot)
-        exported = tmp_path / "soothe-t-0001.md"
+        exported = tmp_path / "data" / "exports" / "soothe-t-0001.md"
         assert exported.read_text() == "# Thread t-0001\n\n- G1 [pending] Write the docs\n"
+        assert not list(tmp_path.glob("soothe-*.md"))  # not in the workspace
+        assert any(str(exported) in n.message for n in app._notifications)
 
 
 async def test_slash_commands_and_prompt_history(make_app, session: FakeSession) -> None:

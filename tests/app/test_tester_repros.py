@@ -359,3 +359,90 @@ async def test_the_dependency_picker_leaves_out_cycles(make_app, session: FakeSe
         messages = [n.message for n in app._notifications]
         assert "G3 depends_on G2 would close the cycle G3 -> G2 -> G3" in messages
         assert not any("CycleError" in m for m in messages)
+
+
+def _notes(app: SootheApp) -> list[str]:
+    return [str(w.render()) for w in app.main.stream.query(".note")]
+
+
+async def test_one_line_per_queued_goal_and_per_activation(make_app, session: FakeSession) -> None:
+    session.goal_script = [
+        ev.GoalStatusChanged(goal_id="G1", from_status="pending", to_status="active"),
+        ev.GoalActivated(goal_id="G1"),
+        ev.GoalCompleted(goal_id="G1"),
+    ]
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, "/goal Alpha goal one")
+        await settle(app, pilot)
+        about_g1 = [n for n in _notes(app) if "G1" in n]
+        assert about_g1 == ["◇ G1 new goal: Alpha goal one — ctrl+r runs ready goals"]
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        assert [n for n in _notes(app) if n.endswith("G1 active")] == ["G1 active"]
+
+
+async def test_the_palette_lists_help_once(make_app) -> None:
+    from textual.command import CommandPalette
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*"help")
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.3)
+        from textual.command import CommandList
+
+        options = app.screen.query_one(CommandList)
+        prompts = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert sum(1 for p in prompts if p.splitlines()[0].strip() == "Help") == 1, prompts
+
+
+async def test_a_denied_tool_says_denied_not_the_model_text(make_app, session: FakeSession) -> None:
+    from soothe.engine.interact import ApprovalRequest, ApprovalResponse
+    from tests.app.fake_session import Ask
+
+    asked = Ask(ApprovalRequest(tool="write_file", args={"path": "x"}, goal_id="G1", step_id="S1"))
+    model_text = "the user denied write_file; it was not run. Do not repeat the same call."
+    session.script = lambda text, auto: [
+        ev.ToolCalled(goal_id="G1", step_id="S1", call_id="c1", tool="write_file"),
+        asked,
+        ev.ApprovalAnswered(
+            goal_id="G1", step_id="S1", request_id="r", tool="write_file", outcome="deny"
+        ),
+        ev.ToolResult(
+            goal_id="G1", step_id="S1", call_id="c1", tool="write_file", ok=False, output=model_text
+        ),
+        ev.RunFinished(duration_s=0.1),
+    ]
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await submit(app, pilot, "write it")
+        for _ in range(50):
+            if session.asked and not isinstance(app.screen, type(app.main)):
+                break
+            await pilot.pause(0.02)
+        await pilot.press("d")
+        await settle(app, pilot)
+        assert isinstance(asked.response, ApprovalResponse) and asked.response.outcome == "deny"
+        messages = [n.message for n in app._notifications]
+        assert "write_file denied" in messages
+        assert not any("Do not repeat" in m for m in messages)
+
+
+async def test_a_busy_data_dir_shows_just_its_message(make_app, session: FakeSession) -> None:
+    from soothe.engine.datalock import DataDirBusy
+    from soothe.widgets.notice import Notice
+
+    session.start_error = DataDirBusy("/tmp/x is in use by soothe (pid 42); close it first")
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        notice = app.main.query_one(Notice)
+        assert "in use by soothe (pid 42)" in notice.body
+        assert "pip install" not in notice.body and "DataDirBusy" not in notice.body

@@ -62,7 +62,11 @@ async def test_delete_export_and_new_thread(make_app, session: FakeSession, tmp_
         assert any("open another one first" in n.message for n in app._notifications)
         await pilot.press("down", "down", "e")
         await settle(app, pilot)
-        assert (tmp_path / "soothe-t-readme.md").read_text().startswith("# Thread t-readme")
+        assert (
+            (tmp_path / "data" / "exports" / "soothe-t-readme.md")
+            .read_text()
+            .startswith("# Thread t-readme")
+        )
         await pilot.press("d")
         assert isinstance(app.screen, ConfirmDialog)
         await pilot.press("y")

@@ -64,6 +64,7 @@ class EventHandler:
         self.applied = 0
         self.batches = 0
         self._touched: dict[int, Segment] = {}
+        self._denied: set[tuple[str | None, str | None, str]] = set()
         self._sub: Subscription | None = None
         self._task: asyncio.Task[None] | None = None
         self._applying = False
@@ -377,7 +378,8 @@ class EventHandler:
         self.transcript(gid).title = self._title(gid)
         after = f" (after {', '.join(event.depends_on)})" if event.depends_on else ""
         sub = f" under {event.parent_id}" if event.parent_id else ""
-        text = f"{gid} new goal{sub}: {_one_line(event.description)}{after}"
+        queued = " — ctrl+r runs ready goals" if not self.app.running and not sub else ""
+        text = f"{gid} new goal{sub}: {_one_line(event.description)}{after}{queued}"
         self.note([CONVERSATION, gid], text, "plan")
 
     def _status_note(self, goal_id: str, status: str, detail: str = "") -> None:
@@ -390,8 +392,10 @@ class EventHandler:
 
     def _goal_activated(self, event: ev.GoalActivated) -> None:
         if event.goal_id:
+            before = self.goals.get(event.goal_id)
             self._update_goal(event.goal_id, status="active")
-            self._status_note(event.goal_id, "active")
+            if before is None or before.status != "active":  # a status change may have said it
+                self._status_note(event.goal_id, "active")
 
     def _goal_status_changed(self, event: ev.GoalStatusChanged) -> None:
         if not event.goal_id:
@@ -542,7 +546,11 @@ class EventHandler:
         run.version += 1
         if any(key == self.visible for key in self._keys(event)):
             self._touched[id(run)] = run
-        if not event.ok:
+        denied = (event.goal_id, event.step_id, event.tool)
+        if not event.ok and denied in self._denied:
+            self._denied.discard(denied)  # the output is written for the model, not for you
+            self.app.notify(f"{event.tool} denied", severity="warning")
+        elif not event.ok:
             first = event.output.strip().splitlines()[0] if event.output.strip() else "failed"
             self.app.notify(
                 _one_line(first, 200), title=f"Tool {event.tool} failed", severity="warning"
@@ -627,6 +635,8 @@ class EventHandler:
             "cancelled": ("approval cancelled", "warn"),
         }
         text, kind = words[event.outcome]
+        if event.outcome == "deny":
+            self._denied.add((event.goal_id, event.step_id, event.tool))
         self.note(self._keys(event), f"{event.tool or 'tool'} {text}", kind)  # type: ignore[arg-type]
         self.app.close_request(event.request_id)
 

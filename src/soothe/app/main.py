@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual.app import App, SystemCommand
+from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Input
@@ -204,11 +204,14 @@ class SootheApp(App[None], inherit_bindings=False):
     def _engine_unavailable(self, exc: BaseException) -> None:
         self.engine_failed = True
         self.main.status.set(provider="offline")
-        body = (
-            f"The engine could not start: {type(exc).__name__}: {exc}\n"
-            "The workbench stays open, but requests cannot run. "
-            "Check the install (`pip install -e .`) and run `soothe doctor`."
-        )
+        if getattr(exc, "user_facing", False):  # e.g. the data dir is in use: its own words
+            body = f"{exc}\nThe workbench stays open, but requests cannot run."
+        else:
+            body = (
+                f"The engine could not start: {type(exc).__name__}: {exc}\n"
+                "The workbench stays open, but requests cannot run. "
+                "Check the install (`pip install -e .`) and run `soothe doctor`."
+            )
         self.main.show_notice(
             Notice(
                 "Engine unavailable",
@@ -522,12 +525,8 @@ class SootheApp(App[None], inherit_bindings=False):
         return self.run_worker(work(), group="session-call", exit_on_error=False)
 
     def add_goal(self, description: str, priority: int = 50) -> None:
-        def added(goal_id: str) -> None:
-            self.handler.local_note(f"{goal_id} added — ctrl+r runs ready goals", "plan")
-
-        self.call_session(
-            lambda s: s.add_goal(description, priority=priority), what="add the goal", done=added
-        )
+        # the goal.created event shows it (one line, with the ctrl+r hint)
+        self.call_session(lambda s: s.add_goal(description, priority=priority), what="add the goal")
 
     def on_goal_tree_command(self, event: GoalTree.Command) -> None:
         event.stop()
@@ -637,14 +636,15 @@ class SootheApp(App[None], inherit_bindings=False):
 
     def export_thread(self, thread_id: str) -> None:
         def write(markdown: str) -> None:
-            folder = self.settings.tools.resolved_workspace()
-            path = Path(folder) / f"soothe-{thread_id}.md"
+            # not the workspace: the agent would find the export in its own file listing
+            path = Path(self.settings.storage.data_dir) / "exports" / f"soothe-{thread_id}.md"
             try:
+                path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(markdown, encoding="utf-8")
             except OSError as exc:
                 self.notify(f"{path}: {exc.strerror}", title="Export failed", severity="error")
                 return
-            self.notify(str(path), title="Exported")
+            self.notify(f"Wrote {path}", title="Exported", timeout=10)
 
         self.call_session(lambda s: s.export_thread(thread_id), what="export", done=write)
 
@@ -745,7 +745,3 @@ class SootheApp(App[None], inherit_bindings=False):
             self.screen.dismiss(None)
             return
         self.push_screen(HelpScreen(self.keymap_overrides))
-
-    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        yield SystemCommand("Help", "Keys and slash commands", self.action_help)

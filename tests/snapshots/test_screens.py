@@ -41,6 +41,13 @@ async def _settle(app: SootheApp, pilot: Pilot[Any]) -> None:
     await pilot.pause()
     await app.handler.wait_idle()
     await pilot.pause()
+    # The stream follows its end with a scroll deferred until after a refresh; on a
+    # loaded machine that can land after the screenshot. Wait for it (bounded).
+    stream = app.main.stream
+    for _ in range(100):
+        if not stream.follow or stream._at_end():
+            break
+        await pilot.pause(0.02)
 
 
 async def _start_run(app: SootheApp, pilot: Pilot[Any], text: str, gate: Gate) -> None:

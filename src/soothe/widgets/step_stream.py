@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -122,6 +123,18 @@ class StepStream(VerticalScroll):
         """Jump to the newest output and keep following it (the user sent something)."""
         self.follow = True
         self.scroll_end(animate=False)
+
+    def _size_updated(
+        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
+    ) -> bool:
+        # Content mounted in a batch grows the virtual size only at the next layout, which
+        # on a busy machine comes after the scroll that touch() asked for: follow it here
+        # too. (Textual's private hook; textual is pinned exactly.)
+        grew = virtual_size.height > self.virtual_size.height
+        changed = super()._size_updated(size, virtual_size, container_size, layout)
+        if grew and self.follow and not self._block_has_focus():
+            self.scroll_end(animate=False)
+        return changed
 
     def _at_end(self) -> bool:
         return self.max_scroll_y == 0 or self.scroll_y >= self.max_scroll_y - 1

@@ -132,18 +132,13 @@ class SootheRunner:
         sub = self.bus.subscribe(f"thread:{thread_id}", maxsize=5000)
         coro = work() if callable(work) else work
         task = asyncio.ensure_future(coro)
+        # Closing the subscription when the work ends lets the loop below read what is
+        # queued and then stop: no extra task per event on the token path.
+        task.add_done_callback(lambda _: sub.close())
         try:
-            while True:
-                getter = asyncio.ensure_future(sub.get())
-                done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
-                if getter in done:
-                    yield getter.result()
-                    continue
-                getter.cancel()
-                for event in sub.drain():
-                    yield event
-                task.result()  # re-raise what the work raised
-                return
+            async for event in sub:
+                yield event
+            task.result()  # re-raise what the work raised
         finally:
             if not task.done():
                 task.cancel()

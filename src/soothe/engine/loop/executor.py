@@ -95,7 +95,6 @@ class Executor:
         *,
         mode: Literal["parallel", "dependency"],
         ids: dict[str, Any],
-        context_text: str,
     ) -> WaveReport:
         report = WaveReport()
         dag = self.context.step_dag(goal_id)
@@ -109,9 +108,7 @@ class Executor:
             limit = 1 if mode == "dependency" else self.max_parallel
             wave = ready[:limit]
             report.waves += 1
-            results = await asyncio.gather(
-                *(self._run_step(goal_id, s, ids, context_text, report) for s in wave)
-            )
+            results = await asyncio.gather(*(self._run_step(goal_id, s, ids, report) for s in wave))
             if report.stopped is not None:
                 raise report.stopped
             for step, (ok, answer) in zip(wave, results, strict=True):
@@ -134,7 +131,6 @@ class Executor:
         goal_id: str,
         step: Any,
         ids: dict[str, Any],
-        context_text: str,
         report: WaveReport,
     ) -> tuple[bool, str]:
         step_ids = {**ids, "goal_id": goal_id, "step_id": step.id}
@@ -144,7 +140,7 @@ class Executor:
             if step.kind == "ask_user":
                 ok, answer = await self._ask_user(goal_id, step, step_ids)
             else:
-                ok, answer = await self._action(goal_id, step, step_ids, context_text, report)
+                ok, answer = await self._action(goal_id, step, step_ids, report)
         except asyncio.CancelledError:
             await asyncio.shield(
                 self.context.fail_step(goal_id, step.id, "interrupted by the user", cancelled=True)
@@ -206,7 +202,6 @@ class Executor:
         goal_id: str,
         step: Any,
         ids: dict[str, Any],
-        context_text: str,
         report: WaveReport,
     ) -> tuple[bool, str]:
         goal = self.context.get_goal(goal_id)
@@ -215,7 +210,8 @@ class Executor:
             step_id=step.id,
             description=step.description,
             expected_output=getattr(step, "expected_output", "") or "",
-            context_text=self.context.project(goal_id).render() or context_text,
+            # Projected per step, so a later wave sees what earlier waves found.
+            context_text=self.context.project(goal_id).render(),
             evidence_text=self.context.evidence_summary(goal_id),
             ids=ids,
         )

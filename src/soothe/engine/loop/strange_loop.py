@@ -297,10 +297,7 @@ class StrangeLoop:
         mode = plan.get("execution_mode") or self.execution_mode
         if self.execution_mode == "dependency":
             mode = "dependency"
-        bundle = self.context.project(state["goal_id"])
-        report = await self.executor.run(
-            state["goal_id"], mode=mode, ids=ids, context_text=bundle.render()
-        )
+        report = await self.executor.run(state["goal_id"], mode=mode, ids=ids)
         await self.context.append_ledger(
             state["goal_id"],
             "system",

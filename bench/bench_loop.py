@@ -143,7 +143,12 @@ async def _timed_runs(
         if fresh_thread:
             await session.new_thread()
         started = time.perf_counter()
-        events = [e async for e in session.run(text)]
+        sub = session.bus.subscribe("*", maxsize=1_000_000)  # the run returns its outcome
+        try:
+            await session.run(text)
+        finally:
+            sub.close()
+        events = sub.drain()
         walls.append(time.perf_counter() - started)
         begun = {e.step_id: e.ts for e in events if e.type == "step.started"}
         steps += [e.ts - begun[e.step_id] for e in events if e.type == "step.completed"]

@@ -183,11 +183,10 @@ async def run_scenario(sc: Scenario, root: Path) -> dict[str, Any]:
     answer = ""
     started = time.perf_counter()
     try:
-        async for event in session.run(sc.text, autonomous=sc.autonomous):
-            if event.type == "answer.final":
-                answer = event.text
-            elif event.type == "run.failed":
-                raise RuntimeError(f"{sc.key}: {event.error}")
+        outcome = await session.run(sc.text, autonomous=sc.autonomous)
+        if not outcome.ok:
+            raise RuntimeError(f"{sc.key}: {outcome.error}")
+        answer = outcome.answer
     finally:
         await session.close()
     elapsed = time.perf_counter() - started

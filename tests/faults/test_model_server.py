@@ -21,6 +21,7 @@ from tests.faults.harness import (
     check_persisted,
     settings_for,
 )
+from tests.loop.helpers import collect
 
 Soothe = Callable[..., Result]
 
@@ -78,11 +79,16 @@ async def test_server_goes_down_mid_stream_and_comes_back(
     session = Session(settings_for(env))
     await session.start()
     try:
-        first: list[object] = []
-        async for event in session.run("list the files"):
-            first.append(event)
-            if isinstance(event, StepToken) and fake.running:
-                await asyncio.to_thread(fake.stop)
+        streaming = asyncio.Event()
+        session.bus.add_listener(lambda e: isinstance(e, StepToken) and streaming.set())
+
+        async def stop_while_streaming() -> None:
+            await streaming.wait()
+            await asyncio.to_thread(fake.stop)
+
+        stopper = asyncio.create_task(stop_while_streaming())
+        first = await collect(session, session.run("list the files"))
+        await stopper
         (failed,) = [e for e in first if isinstance(e, RunFailed)]
         assert "cannot reach Ollama" in failed.error and fake.url in failed.error
         (step_failed,) = [e for e in first if isinstance(e, StepFailed)]
@@ -92,7 +98,7 @@ async def test_server_goes_down_mid_stream_and_comes_back(
 
         fake.restart()  # back on the same port
         brain.add("Classification", {"label": "quiz", "answer": "4", "reason": "math"})
-        second = [e async for e in session.run("what is 2+2?")]
+        second = await collect(session, session.run("what is 2+2?"))
         assert [e.text for e in second if isinstance(e, FinalAnswer)] == ["4"]
         assert not [e for e in second if isinstance(e, RunFailed)]
 
@@ -101,7 +107,7 @@ async def test_server_goes_down_mid_stream_and_comes_back(
         brain.add("step", "a.txt and b.txt")  # the new plan's S-01 (renamed)
         brain.add("StatusAssessment", {"status": "done", "goal_progress": "complete"})
         brain.add("text", "The folder holds a.txt and b.txt.")
-        third = [e async for e in session.resume()]
+        third = await collect(session, session.resume())
         assert [e.text for e in third if isinstance(e, FinalAnswer)] == [
             "The folder holds a.txt and b.txt."
         ]

@@ -11,6 +11,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from soothe.engine.events import EventBase
 from soothe.engine.llm.scripted import ScriptedReply
 from soothe.engine.session import Session
 from tests.fakes.brain import Brain
@@ -31,11 +32,15 @@ async def main(root: Path) -> None:
     settings = make_settings(root, root / "ws")
     session = Session(settings, models={"default": crash_brain().model()})
     await session.start()
-    async for event in session.run("crash test goal"):
+
+    def report(event: EventBase) -> None:
         if event.type == "run.started":
             print(f"THREAD {event.thread_id}", flush=True)
         elif event.type == "goal.created":
             print(f"GOAL {event.goal_id}", flush=True)
+
+    session.bus.add_listener(report)
+    await session.run("crash test goal")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +29,19 @@ def make_settings(tmp_path: Path, ws: Path, **sections: dict[str, Any]) -> Setti
     return load_settings(overrides=overrides)
 
 
+async def collect(session: Session, work: Awaitable[Any]) -> list[EventBase]:
+    """Await ``work`` (a run, a resume); the events of the session's thread that the bus
+    carried meanwhile, in order (the run returns its outcome, not its events)."""
+    sub = session.bus.subscribe("*", maxsize=1_000_000)
+    try:
+        await work
+    finally:
+        sub.close()
+    return [e for e in sub.drain() if e.thread_id == session.thread_id]
+
+
 async def run_all(session: Session, text: str, **kwargs: Any) -> list[EventBase]:
-    return [e async for e in session.run(text, **kwargs)]
+    return await collect(session, session.run(text, **kwargs))
 
 
 def of_type(events: list[EventBase], type_: str, **match: Any) -> list[Any]:

@@ -19,6 +19,7 @@ from tests.loop.conftest import SessionFactory
 from tests.loop.helpers import (
     assess,
     classify,
+    collect,
     make_settings,
     of_type,
     one,
@@ -77,7 +78,7 @@ async def test_resume_after_a_crash_between_steps(tmp_path: Path, ws: Path) -> N
         assert session.context.get_step(goal_id, "S-02").status == "pending"
         assert [g.id for g in session.unfinished_goals()] == [goal_id]
 
-        events = [e async for e in session.resume()]
+        events = await collect(session, session.resume())
 
         # S-01 is not run again; S-02 is; the same loop (checkpoint) continues.
         assert brain.kinds() == ["step:S-02", "StatusAssessment"]
@@ -132,8 +133,7 @@ async def test_cancel_during_a_streaming_step_then_resume(make_session: SessionF
     session.bus.add_listener(watch)
 
     async def consume() -> None:
-        async for _ in session.run("write a long text"):
-            pass
+        await session.run("write a long text")
 
     task = asyncio.create_task(consume())
     async with asyncio.timeout(5):
@@ -161,7 +161,7 @@ async def test_cancel_during_a_streaming_step_then_resume(make_session: SessionF
     )
     brain.add("PlanGeneration", plan(step("S-01", "write a long text")))
     brain.add("step:S-01.2", "the long text")
-    resumed = [e async for e in session.resume()]
+    resumed = await collect(session, session.resume())
 
     assert session.context.get_goal(goal_id).status == "completed"
     assert one(resumed, "answer.final").text == "the long text"
@@ -200,8 +200,7 @@ async def test_two_goals_loops_keep_separate_checkpoints(make_session: SessionFa
     session.bus.add_listener(lambda e: e.type == "step.token" and streaming.set())
 
     async def consume() -> None:
-        async for _ in session.run("goal one"):
-            pass
+        await session.run("goal one")
 
     task = asyncio.create_task(consume())
     async with asyncio.timeout(5):
@@ -226,7 +225,7 @@ async def test_two_goals_loops_keep_separate_checkpoints(make_session: SessionFa
     no_thread = await graph.aget_state({"configurable": {"thread_id": session.thread_id}})
     assert not no_thread.values
 
-    resumed = [e async for e in session.resume()]
+    resumed = await collect(session, session.resume())
     assert {e.goal_id for e in of_type(resumed, "step.started")} == {g1}
     assert [e.step_id for e in of_type(resumed, "step.started")] == ["A-01.2"]
     assert session.context.get_goal(g1).status == "completed"

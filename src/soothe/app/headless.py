@@ -10,7 +10,7 @@ import argparse
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import IO, Any
 
 from soothe.engine.config import Settings
@@ -30,6 +30,7 @@ from soothe.engine.events import (
     ToolCalled,
 )
 from soothe.engine.interact import ApprovalResponse, ClarificationResponse
+from soothe.engine.outcome import RunOutcome
 
 
 def _flat(value: object, limit: int) -> str:
@@ -122,13 +123,13 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
         await session.start()
         answerer = Answerer(session, settings, sys.stdin, stderr)
 
-        async def consume(events: AsyncIterator[EventBase]) -> None:
+        async def consume(work: Callable[[], Awaitable[RunOutcome]]) -> None:
             nonlocal answer, failure, last
             answer, failure, last = None, None, None
             # aclosing: if rendering fails (e.g. a closed pipe), the run is stopped and its
             # goals suspended before the session closes, not after.
-            async with contextlib.aclosing(events) as stream:  # type: ignore[type-var]
-                async for event in stream:
+            async with contextlib.aclosing(follow(session, work)) as events:
+                async for event in events:
                     seen["thread"] = session.thread_id
                     _emit(event, args.json, show_progress, stdout, stderr)
                     await answerer.handle(event)
@@ -142,9 +143,10 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
             resumed = True
             if show_progress:
                 stderr.write(f"resuming thread {args.thread}\n")
-            await consume(session.resume())
+            await consume(session.resume)
         if args.prompt.strip() and failure is None:
-            await consume(session.run(args.prompt, autonomous=args.autonomous))
+            await session.ensure_thread(args.prompt)  # the topic to follow names it
+            await consume(lambda: session.run(args.prompt, autonomous=args.autonomous))
     finally:
         await session.close()
     if failure is None and answer is None:
@@ -169,6 +171,30 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
         stdout.write((answer or "").rstrip("\n") + "\n")
     stdout.flush()
     return 0
+
+
+async def follow(
+    session: Any, work: Callable[[], Awaitable[RunOutcome]]
+) -> AsyncIterator[EventBase]:
+    """Run ``work`` and yield the events of the session's thread as the bus carries them.
+
+    The subscription closes when the work ends, so what is queued is read and then the
+    loop stops. If the reader stops early (a closed pipe, Ctrl+C), the run is cancelled
+    and given a moment to suspend its goals before the session closes.
+    """
+    sub = session.bus.subscribe(f"thread:{session.thread_id}", maxsize=5000)
+    task = asyncio.ensure_future(work())
+    task.add_done_callback(lambda _: sub.close())
+    try:
+        async for event in sub:
+            yield event
+        task.result()  # re-raise what the work raised
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(task), 2.0)
+        sub.close()
 
 
 def _goal_failure(session: Any, event: FinalAnswer) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -34,7 +34,8 @@ from soothe.app.screens.dialogs import (
 from soothe.app.screens.main import MainScreen
 from soothe.app.session_api import GoalView, SessionAPI
 from soothe.engine.config import Settings
-from soothe.engine.events import ApprovalRequested, ClarificationRequested, EventBase
+from soothe.engine.events import ApprovalRequested, ClarificationRequested
+from soothe.engine.outcome import RunOutcome
 from soothe.themes import BUILTIN_THEMES, DEFAULT_THEME, STYLESHEET, load_user_themes
 from soothe.widgets.approval_modal import ApprovalModal
 from soothe.widgets.clarification_modal import ClarificationModal
@@ -389,15 +390,13 @@ class SootheApp(App[None], inherit_bindings=False):
         return False
 
     async def _drive(
-        self, start: Callable[[SessionAPI], AsyncIterator[EventBase]], where: str
+        self, start: Callable[[SessionAPI], Awaitable[RunOutcome]], where: str
     ) -> None:
         await self._engine_ready.wait()
         session = self.require_session()
         self.run_started()
-        stream = start(session)
         try:
-            async for _event in stream:
-                pass  # the handler shows the events: they are published on the bus too
+            await start(session)  # the handler shows its events: it reads the bus
             await self._settle()
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):
@@ -409,10 +408,6 @@ class SootheApp(App[None], inherit_bindings=False):
             await self._settle()
             self.handler.engine_error(exc, where)
         finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                with contextlib.suppress(Exception):
-                    await aclose()
             if self.running:  # no RunFinished / RunFailed came
                 self.run_ended(None)
             self._show_session_status()  # the run may have created the thread

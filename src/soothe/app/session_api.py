@@ -9,10 +9,9 @@ them without reaching into engine internals.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from soothe.engine.events import EventBase
+from soothe.engine.outcome import RunOutcome
 from soothe.engine.views import (
     EvidenceView,
     GoalView,
@@ -52,8 +51,9 @@ class SessionAPI(Protocol):
 
     async def close(self) -> None: ...
 
-    def run(self, text: str, *, autonomous: bool = False) -> AsyncIterator[EventBase]:
-        """One request. Events are also published on ``bus``; cancelling interrupts."""
+    async def run(self, text: str, *, autonomous: bool = False) -> RunOutcome:
+        """One request. Its events are published on ``bus`` (read them there); the call
+        returns how it ended. Cancelling interrupts it."""
         ...
 
     def goals(self) -> list[GoalView]: ...
@@ -73,7 +73,9 @@ class SessionAPI(Protocol):
 
     async def set_priority(self, goal_id: str, priority: int) -> None: ...
 
-    def run_goals(self) -> AsyncIterator[EventBase]: ...
+    async def run_goals(self) -> RunOutcome:
+        """Run the thread's ready goals (events on ``bus``, as ``run``)."""
+        ...
 
     async def list_threads(self) -> list[ThreadView]: ...
 

@@ -1,22 +1,20 @@
 """SootheRunner: the one entry point the TUI and the headless CLI both call.
 
-``astream`` routes a request (subagent -> direct, autonomous -> goals, quiz -> answer,
-otherwise the agentic observe-act-verify loop) and yields every event of the run while
-also publishing it on the bus.
+``run`` routes a request (subagent -> direct, autonomous -> goals, quiz -> answer,
+otherwise the agentic observe-act-verify loop). Its events go out on the bus, once; the
+caller gets a ``RunOutcome`` back (so do ``resume`` and ``run_goals``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from soothe.engine.events import (
     Classified,
     ErrorEvent,
-    EventBase,
     FinalAnswer,
     FinalReport,
     RunFailed,
@@ -26,6 +24,7 @@ from soothe.engine.events import (
 from soothe.engine.loop.executor import clip
 from soothe.engine.loop.planner import PlanningContext, PlanningFailed
 from soothe.engine.loop.strange_loop import LoopExtras, LoopResult, StrangeLoop
+from soothe.engine.outcome import OutcomeStatus, RunOutcome
 from soothe.engine.skills import UnknownSkill, load_skill, parse_invocation
 
 if TYPE_CHECKING:
@@ -65,36 +64,28 @@ class SootheRunner:
 
     # --- the public entry -------------------------------------------------------------
 
-    async def astream(
+    async def run(
         self,
         text: str,
         thread_id: str | None = None,
         autonomous: bool = False,
         subagent: str | None = None,
-    ) -> AsyncIterator[EventBase]:
-        """Run one request; yield its events in order (they are also on the bus)."""
+    ) -> RunOutcome:
+        """Run one request; its events go out on the bus, the caller gets the outcome."""
         thread_id = await self.ensure_thread(thread_id, text)
-        async with contextlib.aclosing(
-            self._stream(thread_id, self._route(text, thread_id, autonomous, subagent))
-        ) as events:
-            async for event in events:
-                yield event
+        return await self._route(text, thread_id, autonomous, subagent)
 
-    async def aresume(self, thread_id: str) -> AsyncIterator[EventBase]:
+    async def resume(self, thread_id: str) -> RunOutcome:
         """Continue the unfinished goals of a thread from their checkpoints."""
-        async with contextlib.aclosing(
-            self._stream(thread_id, self._guarded(thread_id, self._resume(thread_id)))
-        ) as events:
-            async for event in events:
-                yield event
+        return await self._guarded(thread_id, self._resume)
 
-    async def arun_goals(self, thread_id: str) -> AsyncIterator[EventBase]:
+    async def run_goals(self, thread_id: str) -> RunOutcome:
         """Run every ready goal of the thread through the scheduler (the TUI's /goal)."""
-        async with contextlib.aclosing(
-            self._stream(thread_id, self._schedule(thread_id, None))
-        ) as events:
-            async for event in events:
-                yield event
+        started = time.perf_counter()
+        calls_before = self.hub.usage.calls
+        before = self._goal_ids(thread_id)
+        await self._schedule(thread_id, None)
+        return self._outcome(thread_id, "answered", started, calls_before, before)
 
     def unfinished_goals(self, thread_id: str) -> list[Any]:
         # A goal that ever ran counts: crash recovery moves it to pending, which clears
@@ -126,31 +117,44 @@ class SootheRunner:
 
     # --- plumbing ---------------------------------------------------------------------
 
-    async def _stream(
-        self, thread_id: str, work: Callable[[], Awaitable[None]] | Awaitable[None]
-    ) -> AsyncIterator[EventBase]:
-        sub = self.bus.subscribe(f"thread:{thread_id}", maxsize=5000)
-        coro = work() if callable(work) else work
-        task = asyncio.ensure_future(coro)
-        # Closing the subscription when the work ends lets the loop below read what is
-        # queued and then stop: no extra task per event on the token path.
-        task.add_done_callback(lambda _: sub.close())
-        try:
-            async for event in sub:
-                yield event
-            task.result()  # re-raise what the work raised
-        finally:
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await asyncio.wait_for(asyncio.shield(task), 2.0)
-            sub.close()
+    def _goal_ids(self, thread_id: str) -> set[str]:
+        return set(self._goal_ids_ordered(thread_id))
+
+    def _goal_ids_ordered(self, thread_id: str) -> list[str]:
+        return [g.id for g in self.context.list_goals(thread_id=thread_id)]
+
+    def _outcome(
+        self,
+        thread_id: str,
+        status: OutcomeStatus,
+        started: float,
+        calls_before: int,
+        goals_before: set[str],
+        *,
+        answer: str = "",
+        error: str = "",
+        kind: str = "",
+        touched: tuple[str, ...] = (),
+    ) -> RunOutcome:
+        """What the run ended with: the goals it created or resumed, its figures."""
+        new = [g for g in self._goal_ids_ordered(thread_id) if g not in goals_before]
+        return RunOutcome(
+            thread_id=thread_id,
+            status=status,
+            answer=answer,
+            error=error,
+            kind=kind,
+            goal_ids=tuple(dict.fromkeys((*touched, *new))),
+            model_calls=self.hub.usage.calls - calls_before,
+            duration_s=time.perf_counter() - started,
+        )
 
     async def _route(
         self, text: str, thread_id: str, autonomous: bool, subagent: str | None
-    ) -> None:
+    ) -> RunOutcome:
         started = time.perf_counter()
         calls_before = self.hub.usage.calls
+        before = self._goal_ids(thread_id)
         mode = "subagent" if subagent else "autonomous" if autonomous else "auto"
         self.bus.publish(RunStarted(text=text, mode=mode, thread_id=thread_id))
         history = await self._history(thread_id)
@@ -161,44 +165,60 @@ class SootheRunner:
             await asyncio.shield(self._interrupted(thread_id))
             raise
         except Exception as exc:
-            await self._failed(thread_id, exc)
-            return
+            error, kind = await self._failed(thread_id, exc)
+            return self._outcome(
+                thread_id, "failed", started, calls_before, before, error=error, kind=kind
+            )
         await self.context.add_message(thread_id, "assistant", answer)
         await self.context.touch_thread(thread_id)
+        outcome = self._outcome(thread_id, "answered", started, calls_before, before, answer=answer)
         self.bus.publish(
             RunFinished(
-                duration_s=time.perf_counter() - started,
-                model_calls=self.hub.usage.calls - calls_before,
+                duration_s=outcome.duration_s,
+                model_calls=outcome.model_calls,
                 thread_id=thread_id,
             )
         )
+        return outcome
 
     async def _interrupted(self, thread_id: str) -> None:
         await self._suspend_active(thread_id, "interrupted by the user")
         await self.context.add_message(thread_id, "system", "run interrupted")
 
-    async def _failed(self, thread_id: str, exc: Exception) -> None:
+    async def _failed(self, thread_id: str, exc: Exception) -> tuple[str, str]:
         """A run that raised: report it, and pause (not abandon) the goals it left active,
         so the thread can be resumed once the cause (e.g. a stopped server) is fixed."""
-        message = _one_line(exc)
+        message, kind = _one_line(exc), _kind(exc)
         await self._suspend_active(thread_id, f"run failed: {message}"[:300])
-        self.bus.publish(RunFailed(error=message, kind=_kind(exc), thread_id=thread_id))
+        self.bus.publish(RunFailed(error=message, kind=kind, thread_id=thread_id))
         await self.context.add_message(thread_id, "error", message)
+        return message, kind
 
     async def _suspend_active(self, thread_id: str, reason: str) -> None:
         for goal in self.context.list_goals(thread_id=thread_id):
             if goal.status == "active":
                 await self.context.suspend_goal(goal.id, reason=reason)
 
-    async def _guarded(self, thread_id: str, work: Awaitable[None]) -> None:
+    async def _guarded(
+        self, thread_id: str, work: Callable[[str], Awaitable[tuple[str, tuple[str, ...]]]]
+    ) -> RunOutcome:
         """Errors and interrupts of a resume end like those of a request (``_route``)."""
+        started = time.perf_counter()
+        calls_before = self.hub.usage.calls
+        before = self._goal_ids(thread_id)
         try:
-            await work
+            answer, touched = await work(thread_id)
         except asyncio.CancelledError:
             await asyncio.shield(self._interrupted(thread_id))
             raise
         except Exception as exc:
-            await self._failed(thread_id, exc)
+            error, kind = await self._failed(thread_id, exc)
+            return self._outcome(
+                thread_id, "failed", started, calls_before, before, error=error, kind=kind
+            )
+        return self._outcome(
+            thread_id, "answered", started, calls_before, before, answer=answer, touched=touched
+        )
 
     async def _history(self, thread_id: str) -> str:
         messages = await self.context.messages(thread_id, limit=12)
@@ -498,12 +518,16 @@ class SootheRunner:
 
     # --- resume -----------------------------------------------------------------------
 
-    async def _resume(self, thread_id: str) -> None:
+    async def _resume(self, thread_id: str) -> tuple[str, tuple[str, ...]]:
+        """Resume the thread's unfinished goals: (the last answer, the goals resumed)."""
         self.bus.publish(RunStarted(text="(resume)", mode="agentic", thread_id=thread_id))
         parents = self._open_parents(thread_id)
+        answer = ""
+        touched: list[str] = []
         for goal in self.unfinished_goals(thread_id):
             if goal.id in parents:
                 continue  # an interrupted autonomous run: finished below
+            touched.append(goal.id)
             if goal.status in ("suspended", "blocked", "awaiting_clarification"):
                 await self.context.resume_goal(goal.id)
             loop_id = goal.loop_id or await self._last_loop_id(goal.id)
@@ -523,10 +547,12 @@ class SootheRunner:
         for root_id, children in parents.items():
             # Sub-goals that never started (e.g. waiting on the one interrupted) run now;
             # then the root closes and the report is made, as in ``_autonomous``.
+            touched += [root_id, *children]
             await self._schedule(thread_id, children)
             await self._close_parent(root_id, children)
-            self._final_report(thread_id, [root_id, *children])
+            answer = self._final_report(thread_id, [root_id, *children])
         self.bus.publish(RunFinished(thread_id=thread_id))
+        return answer, tuple(touched)
 
     async def _last_loop_id(self, goal_id: str) -> str:
         """The latest of the goal's loops (named by ``_agentic``) with unfinished work."""

@@ -7,9 +7,8 @@ paint before it; everything after that goes through the runner and the ContextEn
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -17,6 +16,7 @@ from soothe.engine.bus import EventBus
 from soothe.engine.config import Settings
 from soothe.engine.events import EventBase, RunFailed, RunFinished
 from soothe.engine.interact import InteractBroker
+from soothe.engine.outcome import RunOutcome
 from soothe.engine.views import EvidenceView, GoalView, StepView, ThreadSnapshot, ThreadView
 
 if TYPE_CHECKING:
@@ -223,32 +223,27 @@ class Session:
 
     # --- requests -----------------------------------------------------------------------
 
-    async def _ensure_thread(self, text: str) -> str:
+    async def ensure_thread(self, text: str = "") -> str:
+        """The current thread, created (titled by ``text``) when there is none yet; a
+        front end that follows the run on the bus subscribes to ``thread:ID`` after it."""
         if not self.thread_id:
             self.thread_id = await self.runner.ensure_thread(None, text)
         return self.thread_id
 
-    async def run(self, text: str, *, autonomous: bool = False) -> AsyncIterator[EventBase]:
-        thread_id = await self._ensure_thread(text)
-        async with contextlib.aclosing(
-            self.runner.astream(text, thread_id, autonomous=autonomous)
-        ) as events:
-            async for event in events:
-                yield event
+    async def run(self, text: str, *, autonomous: bool = False) -> RunOutcome:
+        """One request; its events are on ``bus``; cancelling interrupts it."""
+        thread_id = await self.ensure_thread(text)
+        return await self.runner.run(text, thread_id, autonomous=autonomous)
 
-    async def run_goals(self) -> AsyncIterator[EventBase]:
-        thread_id = await self._ensure_thread("goals")
-        async with contextlib.aclosing(self.runner.arun_goals(thread_id)) as events:
-            async for event in events:
-                yield event
+    async def run_goals(self) -> RunOutcome:
+        thread_id = await self.ensure_thread("goals")
+        return await self.runner.run_goals(thread_id)
 
     def unfinished_goals(self) -> list[Any]:
         return self.runner.unfinished_goals(self.thread_id) if self.thread_id else []
 
-    async def resume(self) -> AsyncIterator[EventBase]:
-        async with contextlib.aclosing(self.runner.aresume(self.thread_id)) as events:
-            async for event in events:
-                yield event
+    async def resume(self) -> RunOutcome:
+        return await self.runner.resume(self.thread_id)
 
     # --- goals --------------------------------------------------------------------------
 
@@ -302,7 +297,7 @@ class Session:
         ]
 
     async def add_goal(self, description: str, *, priority: int = 50) -> str:
-        thread_id = await self._ensure_thread(description)
+        thread_id = await self.ensure_thread(description)
         goal = await self.context.create_goal(
             description, priority=priority, thread_id=thread_id, source="user"
         )

@@ -1,15 +1,15 @@
 """FakeSession: the SessionAPI in memory, for Pilot and snapshot tests and the UI bench.
 
-``run()`` replays a script: events are published on a real EventBus (the app reads them
-there) and the call returns a RunOutcome; a ``Gate`` pauses the replay until the test
-opens it, an ``Ask`` goes through a real InteractBroker and waits for the app to answer. Goal commands change goals in memory and
+``run()`` replays a script: events are published on a real EventBus (and yielded), a
+``Gate`` pauses the replay until the test opens it, an ``Ask`` goes through a real
+InteractBroker and waits for the app to answer. Goal commands change goals in memory and
 publish the events the engine would.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -32,7 +32,6 @@ from soothe.engine.interact import (
     ClarificationResponse,
     InteractBroker,
 )
-from soothe.engine.outcome import RunOutcome
 
 
 class Gate:
@@ -168,13 +167,12 @@ class FakeSession:
         elif gid and gid in self._goals:
             goal = self._goals[gid]
             if isinstance(event, ev.GoalStatusChanged):
-                goal = goal.model_copy(update={"status": event.to_status})
-            elif isinstance(event, ev.GoalActivated):
-                goal = goal.model_copy(update={"status": "active"})
-            elif isinstance(event, ev.GoalCompleted):
-                goal = goal.model_copy(update={"status": "completed", "findings": event.findings})
-            elif isinstance(event, ev.GoalFailed):
-                goal = goal.model_copy(update={"status": "failed", "error": event.error})
+                update: dict[str, object] = {"status": event.to_status}
+                if event.findings:
+                    update["findings"] = event.findings
+                if event.to_status == "failed" or event.will_retry:
+                    update["error"] = event.error
+                goal = goal.model_copy(update=update)
             elif isinstance(event, ev.PlanCreated):
                 steps = [
                     StepView(
@@ -225,21 +223,20 @@ class FakeSession:
 
     # -- runs ----------------------------------------------------------------------------
 
-    async def run(self, text: str, *, autonomous: bool = False) -> RunOutcome:
+    async def run(self, text: str, *, autonomous: bool = False) -> AsyncIterator[ev.EventBase]:
         self.calls.append(("run", (text, autonomous)))
         self.runs += 1
         script = self.script(text, autonomous) if callable(self.script) else list(self.script)
         mode: Literal["auto", "autonomous"] = "autonomous" if autonomous else "auto"
-        return await self._replay([ev.RunStarted(text=text, mode=mode), *script])
+        async for event in self._replay([ev.RunStarted(text=text, mode=mode), *script]):
+            yield event
 
-    async def run_goals(self) -> RunOutcome:
+    async def run_goals(self) -> AsyncIterator[ev.EventBase]:
         self.calls.append(("run_goals", ()))
-        return await self._replay(list(self.goal_script))
+        async for event in self._replay(list(self.goal_script)):
+            yield event
 
-    async def _replay(self, script: list[ScriptItem]) -> RunOutcome:
-        """Publish the script's events on the bus; return how the run ended, as the
-        real runner does (the last answer, or the failure)."""
-        answer, error, kind = "", "", ""
+    async def _replay(self, script: list[ScriptItem]) -> AsyncIterator[ev.EventBase]:
         try:
             for item in script:
                 if isinstance(item, Gate):
@@ -250,7 +247,7 @@ class FakeSession:
                     item.response = await self.broker.ask(item.request)
                 elif isinstance(item, Tokens):
                     for index in range(item.count):
-                        self.publish(
+                        yield self.publish(
                             ev.StepToken(goal_id=item.goal_id, step_id=item.step_id, text=item.text)
                         )
                         if index % item.chunk == item.chunk - 1:
@@ -258,22 +255,11 @@ class FakeSession:
                 elif isinstance(item, Fail):
                     raise item.error
                 else:
-                    self.publish(item)
-                    if isinstance(item, ev.FinalAnswer):
-                        answer = item.text
-                    elif isinstance(item, ev.RunFailed):
-                        error, kind = item.error, item.kind
+                    yield self.publish(item)
                     await asyncio.sleep(0)
         except asyncio.CancelledError:
             self.interrupted = True
             raise
-        return RunOutcome(
-            thread_id=self.thread_id,
-            status="failed" if error else "answered",
-            answer=answer,
-            error=error,
-            kind=kind,
-        )
 
     # -- goals ---------------------------------------------------------------------------
 

@@ -36,7 +36,7 @@ def agentic_script(gate: Gate | None = None) -> list[ScriptItem]:
     items: list[ScriptItem] = [
         ev.Classified(label="simple", reason="needs to read a file"),
         ev.GoalCreated(goal_id="G1", description="Summarise the README"),
-        ev.GoalActivated(goal_id="G1"),
+        ev.GoalStatusChanged(goal_id="G1", from_status="pending", to_status="active"),
         ev.IterationStarted(goal_id="G1", iteration=1, max_iterations=8),
         ev.PlanAssessed(
             goal_id="G1", status="replan", goal_progress="none", reasoning="nothing read yet"
@@ -75,7 +75,9 @@ def agentic_script(gate: Gate | None = None) -> list[ScriptItem]:
     items += [
         ev.StepCompleted(goal_id="G1", step_id="S2", duration_s=0.5),
         ev.Usage(model="fake-model", input_tokens=1800, output_tokens=240),
-        ev.GoalCompleted(goal_id="G1", findings="summary written"),
+        ev.GoalStatusChanged(
+            goal_id="G1", from_status="active", to_status="completed", findings="summary written"
+        ),
         ev.FinalAnswer(
             goal_id="G1", text="**Soothe** is a terminal workbench for goal-driven agents."
         ),
@@ -95,7 +97,7 @@ def busy_board(session: FakeSession) -> list[ScriptItem]:
         ),
         ev.GoalCreated(goal_id="G4", description="Pick a headline", parent_id="G3"),
         ev.GoalCreated(goal_id="G5", description="Publish the post", depends_on=["G3"]),
-        ev.GoalActivated(goal_id="G1"),
+        ev.GoalStatusChanged(goal_id="G1", from_status="pending", to_status="active"),
         plan("G1", ("S1", "List merged pull requests", []), ("S2", "Group them by area", ["S1"])),
         ev.StepStarted(goal_id="G1", step_id="S1", description="List merged pull requests"),
         ev.ToolCalled(
@@ -124,14 +126,21 @@ def busy_board(session: FakeSession) -> list[ScriptItem]:
         ev.StepStarted(goal_id="G1", step_id="S2", description="Group them by area"),
         *words("G1", "S2", "Two areas: the goal tree got faster, and themes arrived."),
         ev.StepCompleted(goal_id="G1", step_id="S2", duration_s=0.9),
-        ev.GoalCompleted(goal_id="G1", findings="2 merges: tree speed, themes"),
+        ev.GoalStatusChanged(
+            goal_id="G1",
+            from_status="active",
+            to_status="completed",
+            findings="2 merges: tree speed, themes",
+        ),
         ev.FinalAnswer(goal_id="G1", text="Release notes: **faster goal tree**, **themes**."),
-        ev.GoalActivated(goal_id="G2"),
+        ev.GoalStatusChanged(goal_id="G2", from_status="pending", to_status="active"),
         plan("G2", ("S1", "Fetch every link", [])),
         ev.StepStarted(goal_id="G2", step_id="S1", description="Fetch every link"),
         ev.StepFailed(goal_id="G2", step_id="S1", error="tool http_get is not available"),
-        ev.GoalFailed(goal_id="G2", error="no tool can fetch links"),
-        ev.GoalActivated(goal_id="G3"),
+        ev.GoalStatusChanged(
+            goal_id="G2", from_status="active", to_status="failed", error="no tool can fetch links"
+        ),
+        ev.GoalStatusChanged(goal_id="G3", from_status="pending", to_status="active"),
         ev.IterationStarted(goal_id="G3", iteration=2, max_iterations=8),
         ev.PlanAssessed(
             goal_id="G3",

@@ -20,7 +20,7 @@ from tests.app.fake_session import Ask, FakeSession, ScriptItem
 def _goal() -> list[ScriptItem]:
     return [
         ev.GoalCreated(goal_id="G1", description="Plan the trip"),
-        ev.GoalActivated(goal_id="G1"),
+        ev.GoalStatusChanged(goal_id="G1", from_status="pending", to_status="active"),
     ]
 
 
@@ -39,7 +39,11 @@ async def test_answer_a_clarification(make_app, session: FakeSession) -> None:
             questions=["Which city?", "How many nights?"], goal_id="G1", step_id="S1"
         )
     )
-    session.script = lambda text, auto: [*_goal(), ask, ev.GoalCompleted(goal_id="G1")]
+    session.script = lambda text, auto: [
+        *_goal(),
+        ask,
+        ev.GoalStatusChanged(goal_id="G1", from_status="active", to_status="completed"),
+    ]
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(app, pilot)

@@ -368,8 +368,7 @@ def _notes(app: SootheApp) -> list[str]:
 async def test_one_line_per_queued_goal_and_per_activation(make_app, session: FakeSession) -> None:
     session.goal_script = [
         ev.GoalStatusChanged(goal_id="G1", from_status="pending", to_status="active"),
-        ev.GoalActivated(goal_id="G1"),
-        ev.GoalCompleted(goal_id="G1"),
+        ev.GoalStatusChanged(goal_id="G1", from_status="active", to_status="completed"),
     ]
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:

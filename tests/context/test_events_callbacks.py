@@ -26,20 +26,18 @@ async def test_every_goal_event_carries_its_ids(
     assert types == [
         "goal.created",
         "goal.status_changed",
-        "goal.activated",
         "goal.updated",
         "goal.updated",
         "goal.status_changed",
-        "goal.completed",
         "goal.created",
         "goal.status_changed",
-        "goal.cancelled",
         "goal.removed",
     ]
     assert all(e.thread_id == "thread-9" for e in events)
-    assert [e.loop_id for e in events[:7]] == [None, *["loop-3"] * 6]
-    assert events[3].priority == 20 and events[4].findings == "found"
-    assert events[6].findings == "found"
+    assert [e.loop_id for e in events[:5]] == [None, *["loop-3"] * 4]
+    assert events[2].priority == 20 and events[3].findings == "found"
+    assert (events[4].to_status, events[4].findings) == ("completed", "found")
+    assert (events[6].to_status, events[6].reason) == ("cancelled", "not needed")
     for event in events:  # everything published survives the wire format
         assert parse_event(event.model_dump_json()) == event
 
@@ -126,7 +124,6 @@ async def test_bus_topics_reach_goal_subscribers(engine: ContextEngine) -> None:
     await engine.add_evidence(goal.id, kind="tool", summary="s")
     assert [e.type for e in sub.drain()] == [
         "goal.status_changed",
-        "goal.activated",
         "evidence.added",
     ]
-    assert len(thread_sub.drain()) == 3
+    assert len(thread_sub.drain()) == 2

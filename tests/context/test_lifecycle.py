@@ -15,7 +15,7 @@ from soothe.engine.context import (
     IllegalTransition,
 )
 from soothe.engine.context.lifecycle import GOAL_STATES
-from soothe.engine.events import EventBase, GoalFailed, GoalStatusChanged
+from soothe.engine.events import EventBase, GoalStatusChanged
 
 TABLE = {
     "pending": {"active", "completed", "failed", "suspended", "blocked", "cancelled"},
@@ -131,8 +131,16 @@ async def test_fail_goal_retries_then_fails(engine: ContextEngine, events: list[
     await engine.activate_goal(goal.id)
     final = await engine.fail_goal(goal.id, error="boom 3")
     assert (final.status, final.retry_count) == ("failed", 2)
-    failed = [e for e in events if isinstance(e, GoalFailed)]
-    assert [e.will_retry for e in failed] == [True, True, False]
+    failed = [
+        e
+        for e in events
+        if isinstance(e, GoalStatusChanged) and (e.to_status == "failed" or e.will_retry)
+    ]
+    assert [(e.to_status, e.will_retry, e.error) for e in failed] == [
+        ("pending", True, "boom 1"),
+        ("pending", True, "boom 2"),
+        ("failed", False, "boom 3"),
+    ]
     assert failed[0].loop_id == "L1"
 
 
@@ -158,10 +166,11 @@ async def test_fail_goal_retry_from_validated_goes_through_failed(
     back = await engine.fail_goal(goal.id, "verification failed")
     assert (back.status, back.retry_count) == ("pending", 1)
     moves = [
-        (e.from_status, e.to_status) for e in events[before:] if e.type == "goal.status_changed"
+        (e.from_status, e.to_status, e.will_retry)
+        for e in events[before:]
+        if isinstance(e, GoalStatusChanged)
     ]
-    assert moves == [("validated", "failed"), ("failed", "pending")]
-    assert [e.will_retry for e in events[before:] if isinstance(e, GoalFailed)] == [True]
+    assert moves == [("validated", "failed", True), ("failed", "pending", False)]
 
 
 async def test_retry_goal_is_a_user_retry_with_fresh_budget(engine: ContextEngine) -> None:
@@ -226,11 +235,16 @@ async def test_cancel_cascades_deepest_first(
     await engine.complete_goal(finished.id)
     before = len(events)
     await engine.cancel_goal(root.id, reason="user said stop")
-    order = [e.goal_id for e in events[before:] if e.type == "goal.cancelled"]
+    cancels = [
+        e
+        for e in events[before:]
+        if isinstance(e, GoalStatusChanged) and e.to_status == "cancelled"
+    ]
+    order = [e.goal_id for e in cancels]
     assert order == [a1x.id, a1.id, a.id, b.id, root.id]
     assert engine.get_goal(finished.id).status == "completed"
     assert all(engine.get_goal(g).status == "cancelled" for g in order)
-    reasons = {e.goal_id: e.reason for e in events[before:] if e.type == "goal.cancelled"}
+    reasons = {e.goal_id: e.reason for e in cancels}
     assert reasons[a1x.id] == f"parent {root.id} cancelled: user said stop"
 
 

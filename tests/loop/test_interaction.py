@@ -190,7 +190,9 @@ async def test_always_invalid_plan_fails_the_goal_without_raising(
     assert "\n" not in goal.error and "PlanGeneration" in goal.error
     # One plan asked 1 + 2 re-asks; a model that cannot plan is not retried another round.
     assert brain.count("PlanGeneration") == 3
-    assert [e.will_retry for e in of_type(events, "goal.failed")] == [False]
+    moves = of_type(events, "goal.status_changed")
+    failures = [e for e in moves if e.to_status == "failed" or e.will_retry]
+    assert [(e.to_status, e.will_retry) for e in failures] == [("failed", False)]
     assert not of_type(events, "step.started")
     answer = one(events, "answer.final").text
     assert answer.startswith("The goal could not be completed") and "\n" not in answer

@@ -322,7 +322,8 @@ def test_headless_one_tool_task_plans_calls_a_tool_and_answers(
     assert {c.tool for c in calls} <= known
     results = {e.call_id for e in events if e.type == "step.tool_result"}
     assert {c.call_id for c in calls} <= results, "every parsed tool call must have run"
-    assert {"goal.completed", "goal.failed"} & set(types), f"the loop did not end: {types}"
+    ends = {e.to_status for e in events if e.type == "goal.status_changed"}
+    assert {"completed", "failed"} & ends, f"the loop did not end: {types}"
     assert "run.finished" in types
     answers = [e for e in events if e.type == "answer.final"]
     assert len(answers) == 1, types

@@ -110,7 +110,7 @@ def _asking(session: FakeSession, request: ClarificationRequest | ApprovalReques
     gate = Gate()
     session.script = lambda text, auto: [
         ev.GoalCreated(goal_id="G1", description="Plan a weekend in Lisbon"),
-        ev.GoalActivated(goal_id="G1"),
+        ev.GoalStatusChanged(goal_id="G1", from_status="pending", to_status="active"),
         ev.StepStarted(
             goal_id="G1", step_id="S1", description="Ask about dates and budget", kind="ask_user"
         ),

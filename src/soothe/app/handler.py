@@ -75,12 +75,8 @@ class EventHandler:
             ev.RunFailed: self._run_failed,
             ev.Classified: self._classified,
             ev.GoalCreated: self._goal_created,
-            ev.GoalActivated: self._goal_activated,
             ev.GoalStatusChanged: self._goal_status_changed,
             ev.GoalUpdated: self._goal_updated,
-            ev.GoalCompleted: self._goal_completed,
-            ev.GoalFailed: self._goal_failed,
-            ev.GoalCancelled: self._goal_cancelled,
             ev.GoalRemoved: self._goal_removed,
             ev.PlanAssessed: self._plan_assessed,
             ev.PlanCreated: self._plan_created,
@@ -390,20 +386,27 @@ class EventHandler:
         extra = f": {_one_line(detail)}" if detail else ""
         self.note([CONVERSATION, goal_id], f"{goal_id} {word}{extra}", kind)
 
-    def _goal_activated(self, event: ev.GoalActivated) -> None:
-        if event.goal_id:
-            before = self.goals.get(event.goal_id)
-            self._update_goal(event.goal_id, status="active")
-            if before is None or before.status != "active":  # a status change may have said it
-                self._status_note(event.goal_id, "active")
-
     def _goal_status_changed(self, event: ev.GoalStatusChanged) -> None:
+        """The one event of a goal status move (findings on completion, error on failure)."""
         if not event.goal_id:
             return
-        before = self.goals.get(event.goal_id)
-        self._update_goal(event.goal_id, status=event.to_status)
-        if before is None or before.status != event.to_status:
+        changes: dict[str, Any] = {"status": event.to_status}
+        if event.findings:
+            changes["findings"] = event.findings
+        failed = event.to_status == "failed" or event.will_retry
+        if failed:
+            changes["error"] = event.error
+        self._update_goal(event.goal_id, **changes)
+        if not failed:
             self._status_note(event.goal_id, event.to_status, event.reason)
+            return
+        retry = " (will retry)" if event.will_retry else ""
+        self._status_note(event.goal_id, "failed", event.error + retry)
+        self.app.notify(
+            _one_line(event.error or "no reason given", 200) + retry,
+            title=f"Goal {event.goal_id} failed",
+            severity="error",
+        )
 
     def _goal_updated(self, event: ev.GoalUpdated) -> None:
         if not event.goal_id:
@@ -417,36 +420,6 @@ class EventHandler:
             changes["findings"] = event.findings
         if changes:
             self._update_goal(event.goal_id, **changes)
-
-    def _goal_completed(self, event: ev.GoalCompleted) -> None:
-        if not event.goal_id:
-            return
-        before = self.goals.get(event.goal_id)
-        changes: dict[str, Any] = {"status": "completed"}
-        if event.findings:
-            changes["findings"] = event.findings
-        self._update_goal(event.goal_id, **changes)
-        if before is None or before.status != "completed":
-            self._status_note(event.goal_id, "completed")
-
-    def _goal_failed(self, event: ev.GoalFailed) -> None:
-        if not event.goal_id:
-            return
-        self._update_goal(event.goal_id, status="failed", error=event.error)
-        retry = " (will retry)" if event.will_retry else ""
-        self._status_note(event.goal_id, "failed", event.error + retry)
-        self.app.notify(
-            _one_line(event.error or "no reason given", 200) + retry,
-            title=f"Goal {event.goal_id} failed",
-            severity="error",
-        )
-
-    def _goal_cancelled(self, event: ev.GoalCancelled) -> None:
-        if event.goal_id:
-            before = self.goals.get(event.goal_id)
-            self._update_goal(event.goal_id, status="cancelled")
-            if before is None or before.status != "cancelled":
-                self._status_note(event.goal_id, "cancelled", event.reason)
 
     def _goal_removed(self, event: ev.GoalRemoved) -> None:
         if event.goal_id and event.goal_id in self.goals:

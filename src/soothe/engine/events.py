@@ -93,15 +93,20 @@ class GoalCreated(EventBase):
     source: str = "user"
 
 
-class GoalActivated(EventBase):
-    type: Literal["goal.activated"] = "goal.activated"
-
-
 class GoalStatusChanged(EventBase):
+    """THE event of a goal status move, one per transition.
+
+    ``findings`` is set when the goal completes, ``error`` when it fails; a failure that
+    will be retried is one move back to pending with ``will_retry`` set (and ``error``).
+    """
+
     type: Literal["goal.status_changed"] = "goal.status_changed"
     from_status: GoalStatus
     to_status: GoalStatus
     reason: str = ""
+    findings: str = ""
+    error: str = ""
+    will_retry: bool = False
 
 
 class GoalUpdated(EventBase):
@@ -113,22 +118,6 @@ class GoalUpdated(EventBase):
     informs: list[str] | None = None
     conflicts_with: list[str] | None = None
     findings: str | None = None
-
-
-class GoalCompleted(EventBase):
-    type: Literal["goal.completed"] = "goal.completed"
-    findings: str = ""
-
-
-class GoalFailed(EventBase):
-    type: Literal["goal.failed"] = "goal.failed"
-    error: str = ""
-    will_retry: bool = False
-
-
-class GoalCancelled(EventBase):
-    type: Literal["goal.cancelled"] = "goal.cancelled"
-    reason: str = ""
 
 
 class GoalRemoved(EventBase):
@@ -307,12 +296,8 @@ Event = Annotated[
     | RunFailed
     | Classified
     | GoalCreated
-    | GoalActivated
     | GoalStatusChanged
     | GoalUpdated
-    | GoalCompleted
-    | GoalFailed
-    | GoalCancelled
     | GoalRemoved
     | PlanAssessed
     | PlanCreated

@@ -78,11 +78,7 @@ from soothe.engine.context.store import (
 from soothe.engine.events import (
     EventBase,
     EvidenceAdded,
-    GoalActivated,
-    GoalCancelled,
-    GoalCompleted,
     GoalCreated,
-    GoalFailed,
     GoalRemoved,
     GoalStatus,
     GoalStatusChanged,
@@ -578,6 +574,7 @@ class ContextEngine:
         updates: Mapping[str, Any] | None = None,
         notify: str | None = _DEFAULT,
         user_retry: bool = False,
+        will_retry: bool = False,
     ) -> GoalNode:
         """THE goal status transition. Checks the table and the graph guards, stages the new
         snapshot, and queues GoalStatusChanged plus the specific event and callback."""
@@ -610,16 +607,16 @@ class ContextEngine:
         loop_id = new.loop_id or goal.loop_id
         base = {"thread_id": new.thread_id, "goal_id": goal_id, "loop_id": loop_id}
         change.emit(
-            GoalStatusChanged(**base, from_status=goal.status, to_status=new.status, reason=reason)
+            GoalStatusChanged(
+                **base,
+                from_status=goal.status,
+                to_status=new.status,
+                reason=reason,
+                findings=new.findings if to == "completed" else "",
+                error=(new.error or reason) if to == "failed" or will_retry else "",
+                will_retry=will_retry,
+            )
         )
-        if to == "active":
-            change.emit(GoalActivated(**base))
-        elif to == "completed":
-            change.emit(GoalCompleted(**base, findings=new.findings))
-        elif to == "failed":
-            change.emit(GoalFailed(**base, error=new.error or reason, will_retry=False))
-        elif to == "cancelled":
-            change.emit(GoalCancelled(**base, reason=reason))
         if notify == _DEFAULT:
             if to == "pending":
                 notify = "goal_unblocked" if goal.status == "blocked" else "goal_resumed"
@@ -672,7 +669,6 @@ class ContextEngine:
                 return goal
             if goal.status in TERMINAL_STATES:  # completed or cancelled: never resurrected
                 check_goal_move(goal_id, goal.status, "failed")
-            base = {"thread_id": goal.thread_id, "goal_id": goal_id, "loop_id": goal.loop_id}
             if allow_retry and goal.retry_count < goal.max_retries:
                 attempt = f"retry {goal.retry_count + 1}/{goal.max_retries}"
                 reason = f"{attempt}: {error}" if error else attempt
@@ -683,7 +679,8 @@ class ContextEngine:
                         "pending",
                         reason=reason,
                         updates={"retry_count": goal.retry_count + 1, "error": error},
-                        notify=None,
+                        notify="goal_failed",
+                        will_retry=True,
                     )
                 else:  # e.g. validated or pending: through failed, which allows the retry
                     self._move(
@@ -692,12 +689,9 @@ class ContextEngine:
                         "failed",
                         reason=error,
                         updates={"error": error},
-                        notify=None,
+                        will_retry=True,
                     )
-                    change.events.pop()  # the GoalFailed(will_retry=False) just queued
                     self._move(change, goal_id, "pending", reason=reason, notify=None)
-                change.emit(GoalFailed(**base, error=error, will_retry=True))
-                change.notify("goal_failed", goal_id)
             else:
                 self._move(change, goal_id, "failed", reason=error, updates={"error": error})
         return self.get_goal(goal_id)

@@ -231,3 +231,26 @@ def test_compact_tool_history_shortens_oldest_first() -> None:
     compact_tool_history(msgs, 1000)
     assert len(msgs[1].content) < 400
     assert msgs[2].content == "c" * 5000  # the newest result is always kept whole
+
+
+async def test_arguments_are_normalised_once_between_the_model_and_the_tool(ws: Path) -> None:
+    """One rule on the way from the model to the tool: file text given as an object is
+    written as JSON, a command given as a list is refused (not turned into its JSON text
+    and back), an aliased, string-typed limit arrives as a number."""
+    calls = [
+        {"name": "write_file", "args": {"file_path": "c.json", "content": {"k": [1]}}, "id": "w"},
+        {"name": "run_shell", "args": {"command": ["rm", "-rf", "."]}, "id": "r"},
+        {"name": "read_file", "args": {"args": '{"filepath": "c.json", "limit": "1"}'}, "id": "l"},
+    ]
+    model = ScriptedChatModel(script=[ScriptedReply(tool_calls=calls), "done"])
+    agent, bus, _ = build(ws, model)
+    rec = Recorder(bus)
+    out = await run(agent)
+    write, shell, read = out.tool_outcomes
+    assert write.ok and (ws / "c.json").read_text() == '{"k": [1]}'
+    assert not shell.ok and shell.output.startswith("invalid arguments for run_shell: command")
+    assert read.ok and read.output.startswith('{"k": [1]}') and read.args["limit"] == 1
+    shown = {e.call_id: e.args for e in rec.of(ToolCalled)}
+    assert shown["w"] == {"path": "c.json", "content": '{"k": [1]}'}
+    assert shown["l"] == {"path": "c.json", "limit": 1}
+    assert (ws / "README.md").exists()

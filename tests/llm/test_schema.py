@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Annotated, Literal
 
 import pytest
@@ -81,3 +83,58 @@ class Node(BaseModel):
 def test_recursive_schema_is_refused() -> None:
     with pytest.raises(UnboundedSchemaError, match="recursive"):
         bounded_json_schema(Node)
+
+
+# --- what we send is what we sent before (langchain's converters, our bounds) -------------
+
+SENT = Path(__file__).with_name("sent_schemas.json")
+"""The schemas as our own inliner / title stripper built them before ``dereference_refs``
+and ``convert_to_openai_tool`` replaced them (written once from that code)."""
+
+
+def test_tool_specs_are_the_ones_we_sent_before() -> None:
+    from soothe.engine.agent.tools import tool_specs
+
+    assert tool_specs() == json.loads(SENT.read_text())["tools"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "StatusAssessment",
+        "PlanStep",
+        "PlanGeneration",
+        "Classification",
+        "GoalDecomposition",
+        "SubGoal",
+    ],
+)
+def test_structured_schemas_are_the_ones_we_sent_before(name: str) -> None:
+    from soothe.engine.loop import schemas
+
+    sent = json.loads(SENT.read_text())["structured"][name]
+    assert bounded_json_schema(getattr(schemas, name)) == sent
+
+
+def test_a_ref_with_siblings_keeps_them_and_mutual_recursion_is_refused() -> None:
+    class Inner(BaseModel):
+        a: str = Field(max_length=3)
+
+    class Outer(BaseModel):
+        x: Inner = Field(description="the inner one")
+        y: list[Inner] = Field(max_length=2)
+
+    schema = bounded_json_schema(Outer)
+    assert schema["properties"]["x"]["description"] == "the inner one"
+    assert schema["properties"]["x"]["properties"]["a"]["maxLength"] == 3
+    assert schema["properties"]["y"]["items"]["properties"]["a"]["maxLength"] == 3
+
+    class Ping(BaseModel):
+        pong: list[Pong] = Field(max_length=2)
+
+    class Pong(BaseModel):
+        ping: Ping | None = None
+
+    Ping.model_rebuild()
+    with pytest.raises(UnboundedSchemaError, match="recursive schema through"):
+        bounded_json_schema(Ping)

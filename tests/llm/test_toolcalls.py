@@ -5,7 +5,7 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 
-from soothe.engine.llm.toolcalls import normalize_tool_calls
+from soothe.engine.llm.toolcalls import coerce_args, normalize_tool_calls
 
 
 @tool
@@ -71,3 +71,62 @@ def test_unknown_tool_moves_to_invalid_calls() -> None:
 def test_without_tools_calls_pass_through() -> None:
     msg = AIMessage(content="hi")
     assert normalize_tool_calls(msg, None) is msg
+
+
+# --- the one rule: coerce_args -----------------------------------------------------------
+
+PARAMS = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string"},
+        "content": {"type": "string"},
+        "limit": {"type": "integer"},
+        "timeout": {"type": "number"},
+        "note": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        "flags": {"type": "array", "items": {"type": "string"}},
+        "opts": {"type": "object", "properties": {"depth": {"type": "integer"}}},
+    },
+}
+
+
+def test_declared_text_fields_get_json_text_other_strings_keep_the_wrong_type() -> None:
+    args = {"path": ["a", "b"], "content": {"k": [1]}, "note": {"x": 1}}
+    out = coerce_args(args, PARAMS, text_fields={"content"})
+    assert out == {"path": ["a", "b"], "content": '{"k": [1]}', "note": {"x": 1}}
+    # A list written as a string where a path is declared is given back as the list, so
+    # validation refuses it instead of the text being used as a path.
+    out = coerce_args(
+        {"path": '["rm", "-rf"]', "content": '["kept"]'}, PARAMS, text_fields={"content"}
+    )
+    assert out == {"path": ["rm", "-rf"], "content": '["kept"]'}
+    # Without text_fields every string parameter is text.
+    assert coerce_args({"path": ["a"]}, PARAMS) == {"path": '["a"]'}
+
+
+def test_numbers_lists_and_nested_objects_from_strings() -> None:
+    args = {"limit": " 7 ", "timeout": "2.5", "flags": '["-v"]', "opts": {"depth": "3"}}
+    assert coerce_args(args, PARAMS, text_fields=()) == {
+        "limit": 7,
+        "timeout": 2.5,
+        "flags": ["-v"],
+        "opts": {"depth": 3},
+    }
+    assert coerce_args({"limit": "2.5", "flags": "{}", "x": "1"}, PARAMS) == {
+        "limit": "2.5",  # not an integer: left for validation to refuse
+        "flags": "{}",  # an object where a list is declared: left as it came
+        "x": "1",  # not a declared parameter: untouched
+    }
+    assert coerce_args({"path": "[not json", "limit": "null"}, PARAMS, text_fields=()) == {
+        "path": "[not json",
+        "limit": "null",
+    }
+
+
+def test_coerce_false_leaves_values_for_the_caller() -> None:
+    msg = AIMessage(
+        content="", tool_calls=[call("run_query", {"filters": '{"y": 1}', "limit": "5"})]
+    )
+    out = normalize_tool_calls(msg, [run_query], coerce=False)
+    assert out.tool_calls[0]["args"] == {"filters": '{"y": 1}', "limit": "5"}
+    bad = AIMessage(content="", tool_calls=[call("nope", {})])
+    assert normalize_tool_calls(bad, [run_query], coerce=False).invalid_tool_calls

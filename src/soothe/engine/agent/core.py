@@ -148,8 +148,13 @@ class CoreAgent:
             compact_tool_history(messages, history_limit)
             model_calls += 1
             try:
+                # run_tool_call normalises the arguments (after its alias renaming).
                 reply = await self.hub.stream_text(
-                    messages, tools=None if final else specs, on_token=on_token, ids=ids
+                    messages,
+                    tools=None if final else specs,
+                    on_token=on_token,
+                    ids=ids,
+                    coerce=False,
                 )
             except LLMError as exc:
                 return StepOutcome(

@@ -311,31 +311,33 @@ _TEXT_FIELDS = frozenset({"content", "old", "new"})
 given as a list or an object is a wrong type: refused, never used as its JSON text."""
 
 
-def _strip_titles(schema: Any) -> Any:
-    if isinstance(schema, dict):
-        return {k: _strip_titles(v) for k, v in schema.items() if k != "title"}
-    if isinstance(schema, list):
-        return [_strip_titles(v) for v in schema]
-    return schema
-
-
 @functools.cache
 def tool_specs() -> list[dict[str, Any]]:
     """OpenAI-style function schemas for ``bind_tools``; every string is bounded.
 
-    Built once: every step binds them, and rebuilding the schemas was a quarter of the
-    engine's own time per step. Callers must not mutate the result."""
+    ``convert_to_openai_tool`` turns each argument model into its schema (refs inlined,
+    titles removed); the name and description are ours. Built once: every step binds
+    them, and rebuilding the schemas was a quarter of the engine's own time per step.
+    Callers must not mutate the result."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
     return [
         {
             "type": "function",
             "function": {
                 "name": t.name,
                 "description": t.description,
-                "parameters": _strip_titles(t.args.model_json_schema()),
+                "parameters": convert_to_openai_tool(t.args)["function"]["parameters"],
             },
         }
         for t in TOOLS.values()
     ]
+
+
+@functools.cache
+def _parameters(name: str) -> dict[str, Any]:
+    """The JSON schema of a tool's parameters, as sent to the model."""
+    return next(s["function"]["parameters"] for s in tool_specs() if s["function"]["name"] == name)
 
 
 def tool_summaries() -> list[tuple[str, str]]:
@@ -349,14 +351,18 @@ def _loads_if_json(value: str) -> Any:
         return value
 
 
-def normalize_args(model: type[_Args], raw: Any) -> dict[str, Any]:
+def normalize_args(tool: ToolDef, raw: Any) -> dict[str, Any]:
     """Undo what small models do to arguments before validating them.
 
     Accepts the whole argument object as a JSON string, an object wrapped in a single
-    ``args``/``arguments`` key, known alias names, JSON strings inside values whose
-    field is not a string, and an object or list where a string field is expected.
+    ``args``/``arguments`` key and known alias names; then every value is put back to
+    its declared type by the one rule, ``toolcalls.coerce_args`` (JSON strings where a
+    number, list or object is declared; an object where file text is expected becomes
+    its JSON text; a list or object where a path or command is expected stays wrong).
     """
-    fields = model.model_fields
+    from soothe.engine.llm.toolcalls import coerce_args
+
+    fields = tool.args.model_fields
     if isinstance(raw, str):
         raw = _loads_if_json(raw) if raw.strip() else {}
     if raw is None:
@@ -376,20 +382,7 @@ def normalize_args(model: type[_Args], raw: Any) -> dict[str, Any]:
                 if alias in args and alias not in fields:
                     args[name] = args.pop(alias)
                     break
-    for name, info in fields.items():
-        value = args.get(name)
-        if isinstance(value, str) and info.annotation is not str:
-            args[name] = _loads_if_json(value)
-        elif isinstance(value, dict | list) and info.annotation is str and name in _TEXT_FIELDS:
-            # ChatOllama parses JSON-looking strings: file content '{"a": 1}' comes as a dict.
-            args[name] = json.dumps(value, ensure_ascii=False, indent=2)
-        elif isinstance(value, str) and name not in _TEXT_FIELDS:
-            # The model layer flattens a list/object to JSON text for any string parameter:
-            # give validation the list back, so e.g. a command ["rm", "-rf", "."] is refused.
-            parsed = _loads_if_json(value) if value.lstrip().startswith(("[", "{")) else None
-            if isinstance(parsed, dict | list):
-                args[name] = parsed
-    return args
+    return coerce_args(args, _parameters(tool.name), text_fields=_TEXT_FIELDS)
 
 
 def _validation_message(
@@ -423,20 +416,31 @@ async def run_tool_call(ctx: ToolContext, call: dict[str, Any]) -> ToolOutcome:
     name = str(call.get("name") or "").strip()
     raw_args = call.get("args")
     shown_args = raw_args if isinstance(raw_args, dict) else {"_raw": raw_args}
+    tool = TOOLS.get(name)
+    normalized: dict[str, Any] | ToolError | None = None
+    if tool is not None and not call.get("error"):
+        try:
+            normalized = normalize_args(tool, raw_args)
+        except ToolError as exc:
+            normalized = exc
+    if isinstance(normalized, dict):
+        shown_args = normalized  # the call as the tool sees it (types put back)
     ids = ctx.event_ids()
     if ctx.bus is not None:
         ctx.bus.publish(ToolCalled(call_id=call_id, tool=name, args=preview(shown_args), **ids))
     ok = False
     args: dict[str, Any] = dict(shown_args)
     try:
-        tool = TOOLS.get(name)
         if tool is None:
             raise ToolError(f"unknown tool {name!r}; available: {', '.join(TOOLS)}")
         if call.get("error"):  # the model layer already found the arguments unusable
             raise ToolError(
                 f"invalid arguments for {name}: {call['error']}. Expected: {_signature(tool)}"
             )
-        args = normalize_args(tool.args, raw_args)
+        if isinstance(normalized, ToolError):
+            raise normalized
+        assert normalized is not None
+        args = normalized
         try:
             parsed = tool.args.model_validate(args)
         except ValidationError as exc:

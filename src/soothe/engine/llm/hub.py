@@ -191,16 +191,19 @@ class ModelHub:
         tools: list[Any] | None = None,
         on_token: Callable[[str], None] | None = None,
         ids: IdsLike = None,
+        coerce: bool = True,
     ) -> AIMessage:
         """Stream a reply, calling ``on_token`` per text piece; return the whole message.
 
         Tool calls on the result are parsed dicts checked against ``tools``; calls that
-        cannot run are in ``invalid_tool_calls``. Raises ``LLMError`` on failure.
+        cannot run are in ``invalid_tool_calls``. Their argument values are put back to
+        the declared types (``toolcalls.coerce_args``) unless ``coerce`` is False: the
+        agent does that itself, after its alias renaming. Raises ``LLMError`` on failure.
         """
         model = self.chat_model(role)
         runnable: Runnable[Any, Any] = model.bind_tools(tools) if tools else model
         reply = await self._call(runnable, messages, role=role, ids=ids, on_token=on_token)
-        return normalize_tool_calls(reply, tools)
+        return normalize_tool_calls(reply, tools, coerce=coerce)
 
     async def structured(
         self,

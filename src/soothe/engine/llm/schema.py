@@ -27,9 +27,15 @@ def bounded_json_schema(schema: type[BaseModel]) -> dict[str, Any]:
 
 @lru_cache(maxsize=256)
 def _bounded(schema: type[BaseModel]) -> dict[str, Any]:
+    from langchain_core.utils.json_schema import dereference_refs
+
     raw = schema.model_json_schema()
-    defs = raw.pop("$defs", {})
-    inlined = _inline(raw, defs, ())
+    defs = raw.get("$defs", {})
+    for name in defs:
+        if _reaches(name, name, defs, set()):
+            raise UnboundedSchemaError(f"recursive schema through {name}: not allowed for a model")
+    inlined = dereference_refs(raw)
+    inlined.pop("$defs", None)
     problems = schema_problems(inlined, schema.__name__)
     if problems:
         shown = "; ".join(problems[:5])
@@ -38,20 +44,30 @@ def _bounded(schema: type[BaseModel]) -> dict[str, Any]:
     return inlined
 
 
-def _inline(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
+def _refs(node: Any) -> set[str]:
+    """The ``$defs`` names a schema node refers to."""
     if isinstance(node, list):
-        return [_inline(item, defs, seen) for item in node]
+        return set().union(*(_refs(item) for item in node))
     if not isinstance(node, dict):
-        return node
+        return set()
     ref = node.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        name = ref.removeprefix("#/$defs/")
-        if name in seen:
-            raise UnboundedSchemaError(f"recursive schema through {name}: not allowed for a model")
-        target = _inline(defs[name], defs, (*seen, name))
-        siblings = {k: _inline(v, defs, seen) for k, v in node.items() if k != "$ref"}
-        return {**target, **siblings}
-    return {key: _inline(value, defs, seen) for key, value in node.items()}
+    found = {ref.removeprefix("#/$defs/")} if isinstance(ref, str) else set()
+    return found.union(*(_refs(value) for key, value in node.items() if key != "$ref"))
+
+
+def _reaches(start: str, target: str, defs: dict[str, Any], seen: set[str]) -> bool:
+    """Whether ``defs[start]`` refers (through any chain) to ``target``.
+
+    ``dereference_refs`` cuts a cycle silently (an empty schema where the recursion
+    was); a model must never get such a schema, so a recursive one is refused first."""
+    for name in _refs(defs.get(start, {})):
+        if name == target:
+            return True
+        if name not in seen:
+            seen.add(name)
+            if _reaches(name, target, defs, seen):
+                return True
+    return False
 
 
 def schema_problems(node: Any, path: str) -> list[str]:

@@ -1,11 +1,18 @@
-"""Tool calls checked against the tools that were offered, before anything runs them.
+"""The one tool-argument rule, and tool calls checked against the tools that were offered.
 
 Models (and ChatOllama's own band-aid) get argument types wrong in two ways: a JSON
-string where the tool wants an object or list, and an object where the tool wants a
-string (ChatOllama parses any argument string that looks like JSON, so file content
-``'{"a": 1}'`` arrives as a dict). Both are put back to the declared type. A call to a
-tool that was not offered, or with arguments that are not an object, moves to
-``invalid_tool_calls`` with the reason.
+string where the tool wants an object, list, number or boolean, and an object where the
+tool wants a string (ChatOllama parses any argument string that looks like JSON, so file
+content ``'{"a": 1}'`` arrives as a dict). ``coerce_args`` puts each value back to the
+type its JSON schema declares; it is the only place this rule lives. The agent's
+``normalize_args`` (aliases, wrapper keys) ends with it, and ``normalize_tool_calls``
+applies it to the calls of any other tools. A call to a tool that was not offered, or
+with arguments that are not an object, moves to ``invalid_tool_calls`` with the reason.
+
+Which string parameters hold free text is the caller's to say (``text_fields``): an
+object or list given for one of those becomes its JSON text; given for any other string
+(a path, a command), it stays as it came, and a JSON list or object written as a string
+there is parsed back, so validation refuses it instead of the value being used as text.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -48,17 +55,26 @@ def _types(node: dict[str, Any]) -> set[str]:
     return kinds
 
 
-def _coerce(value: Any, node: dict[str, Any]) -> Any:
+def _loads(value: str) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+def _coerce(value: Any, node: dict[str, Any], *, text: bool) -> Any:
     kinds = _types(node) - {"null"}
     if not kinds:
         return value
-    if isinstance(value, dict | list) and kinds == {"string"}:
-        return json.dumps(value, ensure_ascii=False)
+    if kinds == {"string"}:
+        if isinstance(value, dict | list):
+            return json.dumps(value, ensure_ascii=False) if text else value
+        if not text and isinstance(value, str) and value.lstrip().startswith(("[", "{")):
+            parsed = _loads(value)
+            return parsed if isinstance(parsed, dict | list) else value
+        return value
     if isinstance(value, str) and kinds & {"object", "array"} and "string" not in kinds:
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            return value
+        parsed = _loads(value)
         if (isinstance(parsed, dict) and "object" in kinds) or (
             isinstance(parsed, list) and "array" in kinds
         ):
@@ -79,17 +95,34 @@ def _coerce(value: Any, node: dict[str, Any]) -> Any:
     return value
 
 
-def coerce_args(args: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
-    """``args`` with each value put back to the type its parameter declares."""
+def coerce_args(
+    args: dict[str, Any],
+    parameters: dict[str, Any],
+    *,
+    text_fields: Collection[str] | None = None,
+) -> dict[str, Any]:
+    """``args`` with each value put back to the type its parameter declares.
+
+    ``text_fields`` names the string parameters that hold free text (file content);
+    ``None`` means every string parameter does.
+    """
     props = parameters.get("properties") or {}
     return {
-        key: _coerce(value, props[key]) if isinstance(props.get(key), dict) else value
+        key: _coerce(value, props[key], text=text_fields is None or key in text_fields)
+        if isinstance(props.get(key), dict)
+        else value
         for key, value in args.items()
     }
 
 
-def normalize_tool_calls(message: AIMessage, tools: Sequence[Any] | None) -> AIMessage:
-    """A copy of ``message`` whose ``tool_calls`` are parsed dicts fit for the tools."""
+def normalize_tool_calls(
+    message: AIMessage, tools: Sequence[Any] | None, *, coerce: bool = True
+) -> AIMessage:
+    """A copy of ``message`` whose ``tool_calls`` are parsed dicts fit for the tools.
+
+    ``coerce=False`` leaves the argument values as they came, for a caller that runs
+    ``coerce_args`` itself after its own renaming (the agent's ``normalize_args``).
+    """
     from langchain_core.messages.tool import invalid_tool_call, tool_call
 
     if not message.tool_calls and not message.invalid_tool_calls:
@@ -125,7 +158,7 @@ def normalize_tool_calls(message: AIMessage, tools: Sequence[Any] | None) -> AIM
                 )
             )
             continue
-        if params is not None:
+        if params is not None and coerce:
             args = coerce_args(args, params[name])
         good.append(tool_call(name=name, args=args, id=call_id))
     return message.model_copy(update={"tool_calls": good, "invalid_tool_calls": bad})

@@ -1,15 +1,15 @@
 """FakeSession: the SessionAPI in memory, for Pilot and snapshot tests and the UI bench.
 
-``run()`` replays a script: events are published on a real EventBus (and yielded), a
-``Gate`` pauses the replay until the test opens it, an ``Ask`` goes through a real
-InteractBroker and waits for the app to answer. Goal commands change goals in memory and
+``run()`` replays a script: events are published on a real EventBus (the app reads them
+there) and the call returns a RunOutcome; a ``Gate`` pauses the replay until the test
+opens it, an ``Ask`` goes through a real InteractBroker and waits for the app to answer. Goal commands change goals in memory and
 publish the events the engine would.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -32,6 +32,7 @@ from soothe.engine.interact import (
     ClarificationResponse,
     InteractBroker,
 )
+from soothe.engine.outcome import RunOutcome
 
 
 class Gate:
@@ -223,20 +224,21 @@ class FakeSession:
 
     # -- runs ----------------------------------------------------------------------------
 
-    async def run(self, text: str, *, autonomous: bool = False) -> AsyncIterator[ev.EventBase]:
+    async def run(self, text: str, *, autonomous: bool = False) -> RunOutcome:
         self.calls.append(("run", (text, autonomous)))
         self.runs += 1
         script = self.script(text, autonomous) if callable(self.script) else list(self.script)
         mode: Literal["auto", "autonomous"] = "autonomous" if autonomous else "auto"
-        async for event in self._replay([ev.RunStarted(text=text, mode=mode), *script]):
-            yield event
+        return await self._replay([ev.RunStarted(text=text, mode=mode), *script])
 
-    async def run_goals(self) -> AsyncIterator[ev.EventBase]:
+    async def run_goals(self) -> RunOutcome:
         self.calls.append(("run_goals", ()))
-        async for event in self._replay(list(self.goal_script)):
-            yield event
+        return await self._replay(list(self.goal_script))
 
-    async def _replay(self, script: list[ScriptItem]) -> AsyncIterator[ev.EventBase]:
+    async def _replay(self, script: list[ScriptItem]) -> RunOutcome:
+        """Publish the script's events on the bus; return how the run ended, as the
+        real runner does (the last answer, or the failure)."""
+        answer, error, kind = "", "", ""
         try:
             for item in script:
                 if isinstance(item, Gate):
@@ -247,7 +249,7 @@ class FakeSession:
                     item.response = await self.broker.ask(item.request)
                 elif isinstance(item, Tokens):
                     for index in range(item.count):
-                        yield self.publish(
+                        self.publish(
                             ev.StepToken(goal_id=item.goal_id, step_id=item.step_id, text=item.text)
                         )
                         if index % item.chunk == item.chunk - 1:
@@ -255,11 +257,22 @@ class FakeSession:
                 elif isinstance(item, Fail):
                     raise item.error
                 else:
-                    yield self.publish(item)
+                    self.publish(item)
+                    if isinstance(item, ev.FinalAnswer):
+                        answer = item.text
+                    elif isinstance(item, ev.RunFailed):
+                        error, kind = item.error, item.kind
                     await asyncio.sleep(0)
         except asyncio.CancelledError:
             self.interrupted = True
             raise
+        return RunOutcome(
+            thread_id=self.thread_id,
+            status="failed" if error else "answered",
+            answer=answer,
+            error=error,
+            kind=kind,
+        )
 
     # -- goals ---------------------------------------------------------------------------
 

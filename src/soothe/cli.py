@@ -168,7 +168,7 @@ def _dispatch(command: str | None, args: argparse.Namespace, settings: Any) -> i
 
         return run_doctor(settings)
     if command == "threads":
-        from soothe.app.threads_cli import run_threads
+        from soothe.frontends.threads_cli import run_threads
 
         return run_threads(settings, args.action, args.thread_id, args.output)
     if command == "skills":
@@ -181,7 +181,7 @@ def _dispatch(command: str | None, args: argparse.Namespace, settings: Any) -> i
             print(f"{skill.name:20} {skill.summary}  ({skill.path})")
         return 0
     if args.prompt is not None:
-        from soothe.app.headless import run_headless
+        from soothe.frontends.headless import run_headless
 
         return run_headless(settings, args)
     from soothe.app.tui import run_tui

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from soothe.app.headless import progress_line
+from soothe.frontends.headless import progress_line
 from soothe.engine.config import load_settings
 from soothe.engine.events import ToolCalled
 from soothe.engine.skills import list_skills

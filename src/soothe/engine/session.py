@@ -7,8 +7,9 @@ paint before it; everything after that goes through the runner and the ContextEn
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
     from soothe.engine.context import ContextEngine
     from soothe.engine.llm.hub import ModelHub
+    from soothe.engine.memory import Memory
     from soothe.engine.runner import SootheRunner
 
 ProviderStatus = Literal["unknown", "reachable", "unreachable", "demo"]
@@ -59,9 +61,11 @@ class Session:
         self.context: ContextEngine
         self.hub: ModelHub
         self.runner: SootheRunner
+        self.memory: Memory
         self._checkpoint_conn: Any = None
         self._lock: Any = None
         self._started = False
+        self._storage_only = False
         self._real_provider: str | None = None
         """The configured provider while ``use_demo`` stands in for it."""
         self.bus.add_listener(self._track_server)
@@ -91,6 +95,20 @@ class Session:
             modules.append(provider[self.settings.model.provider])
         for name in modules:
             importlib.import_module(name)
+
+    async def open_storage(self) -> None:
+        """Only the store (threads, goals, messages, memory), for commands that read or
+        delete threads (``soothe threads``): no models, no checkpoints, no server check,
+        no crash recovery, and no data-dir lock, so it is quick and can read beside a
+        running session (``delete_thread`` takes the lock for its own write)."""
+        if self._started or self._storage_only:
+            return
+        from soothe.engine.context import ContextEngine
+        from soothe.engine.memory import Memory
+
+        self.context = await ContextEngine.open(self._db_path or self.settings.storage.db_path)
+        self.memory = Memory(self.context.db, cross_thread=self.settings.memory.cross_thread)
+        self._storage_only = True
 
     async def start(self) -> None:
         if self._started:
@@ -142,7 +160,7 @@ class Session:
             self._release_lock()
             raise StorageError(_storage_message(checkpoint_path, exc)) from exc
         await self.context.recover()
-        memory = Memory(self.context.db, cross_thread=settings.memory.cross_thread)
+        self.memory = memory = Memory(self.context.db, cross_thread=settings.memory.cross_thread)
         await memory.setup()
         if settings.model.provider == "demo":
             from soothe.engine.loop import demo_brain
@@ -206,6 +224,10 @@ class Session:
             self.server_error = ""
 
     async def close(self) -> None:
+        if self._storage_only:
+            self._storage_only = False
+            await self.context.close()
+            return
         if not self._started:
             return
         self._started = False
@@ -215,6 +237,23 @@ class Session:
         if self._checkpoint_conn is not None:
             await self._checkpoint_conn.close()
         self._release_lock()
+
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """The data-dir lock around a write, when this session does not hold it already
+        (a storage-only session): never delete under a running session."""
+        db_path = self._db_path or self.settings.storage.db_path
+        if self._lock is not None or str(db_path) == ":memory:":
+            yield
+            return
+        from soothe.engine.datalock import DataDirLock
+
+        lock = DataDirLock(Path(self.settings.storage.data_dir))
+        lock.acquire()
+        try:
+            yield
+        finally:
+            lock.release()
 
     def _release_lock(self) -> None:
         if self._lock is not None:
@@ -369,8 +408,9 @@ class Session:
         return self.thread_id
 
     async def delete_thread(self, thread_id: str) -> None:
-        await self.context.delete_thread(thread_id)
-        await self.runner.memory.delete_thread(thread_id)
+        with self._exclusive():
+            await self.context.delete_thread(thread_id)
+        await self.memory.delete_thread(thread_id)
         if self.thread_id == thread_id:
             self.thread_id = ""
 

@@ -1,4 +1,5 @@
-"""House rules about imports: the engine never sees the UI; start-up stays light."""
+"""House rules about imports: layers point one way (a matrix read by an AST check, every
+import statement wherever it sits, lazy ones included); start-up stays light."""
 
 from __future__ import annotations
 
@@ -15,7 +16,17 @@ import soothe
 
 SRC = Path(soothe.__file__).resolve().parent
 ENGINE = SRC / "engine"
-FORBIDDEN_IN_ENGINE = ("textual", "soothe.app", "soothe.widgets")
+UI = ("textual", "soothe.app", "soothe.widgets")
+FORBIDDEN_IN_ENGINE = (*UI, "soothe.frontends")
+LAYERS: dict[str, tuple[str, ...]] = {
+    # package: what it must never import
+    "engine": FORBIDDEN_IN_ENGINE,
+    "widgets": ("soothe.app", "soothe.frontends"),
+    "frontends": UI,
+    "themes": ("soothe.app", "soothe.widgets", "soothe.frontends"),
+}
+"""The layer matrix. soothe.app may import any of them; soothe.cli dispatches to app and
+frontends lazily."""
 LIGHT_MODULES = (
     "soothe.cli",
     "soothe.engine.config",
@@ -44,7 +55,12 @@ def _matches(name: str, prefixes: tuple[str, ...]) -> bool:
     return any(name == p or name.startswith(p + ".") for p in prefixes)
 
 
-def forbidden_imports(source: str, module: str, is_package: bool = False) -> list[tuple[int, str]]:
+def forbidden_imports(
+    source: str,
+    module: str,
+    is_package: bool = False,
+    forbidden: tuple[str, ...] = FORBIDDEN_IN_ENGINE,
+) -> list[tuple[int, str]]:
     """(line, module) for each import statement of a forbidden module, wherever it sits."""
     package = module if is_package else module.rpartition(".")[0]
     found: list[tuple[int, str]] = []
@@ -59,7 +75,7 @@ def forbidden_imports(source: str, module: str, is_package: bool = False) -> lis
                 anchor = anchor[: len(anchor) - (node.level - 1)]
                 base = ".".join([*anchor, base] if base else anchor)
             names = [base] + [f"{base}.{alias.name}" for alias in node.names]
-        bad = [n for n in names if _matches(n, FORBIDDEN_IN_ENGINE)]
+        bad = [n for n in names if _matches(n, forbidden)]
         if bad:
             found.append((node.lineno, bad[0]))
     return sorted(found)
@@ -86,15 +102,44 @@ def test_checker_catches_every_form() -> None:
     assert (6, "soothe.app") in hits
 
 
-def test_engine_never_imports_the_ui() -> None:
-    modules = sorted(ENGINE.rglob("*.py"))
-    assert len(modules) >= 5
+def layer_problems(layer: str) -> list[str]:
+    package = SRC / layer
+    modules = sorted(package.rglob("*.py"))
+    assert modules, f"no modules under {package}"
     problems = []
     for path in modules:
         source = path.read_text(encoding="utf-8")
-        for line, name in forbidden_imports(source, module_name(path), path.name == "__init__.py"):
-            problems.append(f"{path.relative_to(SRC.parent)}:{line}: imports {name}")
+        name = module_name(path)
+        for line, bad in forbidden_imports(source, name, path.name == "__init__.py", LAYERS[layer]):
+            problems.append(f"{path.relative_to(SRC.parent)}:{line}: imports {bad}")
+    return problems
+
+
+def test_engine_never_imports_the_ui() -> None:
+    assert len(sorted(ENGINE.rglob("*.py"))) >= 5
+    problems = layer_problems("engine")
     assert not problems, "soothe.engine must not import the UI:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("layer", ["widgets", "frontends", "themes"])
+def test_layers_point_one_way(layer: str) -> None:
+    problems = layer_problems(layer)
+    assert not problems, f"soothe.{layer} imports a layer above it:\n" + "\n".join(problems)
+
+
+def test_the_matrix_checks_other_layers_too() -> None:
+    hits = forbidden_imports(
+        "from soothe.app.keymap import bindings\nfrom soothe.engine import views\n",
+        "soothe.widgets.goal_tree",
+        forbidden=LAYERS["widgets"],
+    )
+    assert hits == [(1, "soothe.app.keymap")]
+    hits = forbidden_imports(
+        "import textual\nfrom ..app import main\n",
+        "soothe.frontends.headless",
+        forbidden=LAYERS["frontends"],
+    )
+    assert hits == [(1, "textual"), (2, "soothe.app")]
 
 
 def test_light_modules_import_nothing_heavy() -> None:

@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from textual.widgets import Input
 
-from soothe.app.screens.dialogs import (
-    ConfirmDialog,
-    DependencyDialog,
-    GoalDetailDialog,
-    GoalInputDialog,
-)
+from soothe.app.screens.dialogs import ConfirmDialog
+from soothe.app.screens.goals import DependencyDialog, GoalDetailDialog, GoalInputDialog
 from soothe.app.session_api import GoalView
 from soothe.widgets.goal_tree import GoalTree, NodeRef
 from tests.app.conftest import settle

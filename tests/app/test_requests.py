@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import Input
 
+from soothe.app.screens.requests import ApprovalModal, ClarificationModal
 from soothe.engine import events as ev
 from soothe.engine.interact import (
     ApprovalRequest,
@@ -11,8 +12,6 @@ from soothe.engine.interact import (
     ClarificationRequest,
     ClarificationResponse,
 )
-from soothe.widgets.approval_modal import ApprovalModal
-from soothe.widgets.clarification_modal import ClarificationModal
 from tests.app.conftest import settle, submit, type_text
 from tests.app.fake_session import Ask, FakeSession, ScriptItem
 

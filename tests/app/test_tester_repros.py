@@ -333,7 +333,7 @@ async def test_s_reads_resume_on_a_suspended_goal(make_app, session: FakeSession
 
 
 async def test_the_dependency_picker_leaves_out_cycles(make_app, session: FakeSession) -> None:
-    from soothe.app.screens.dialogs import DependencyDialog
+    from soothe.app.screens.goals import DependencyDialog
     from soothe.engine.context.errors import CycleError
 
     session.seed_goal(GoalView(id="G1", description="First"))

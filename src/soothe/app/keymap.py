@@ -1,122 +1,50 @@
-"""Every key binding, by id. Defaults live here; ``settings.ui.keymap`` overrides by id.
+"""The key bindings, gathered by id for F1, the user's overrides and their validation.
 
-Widgets and screens build their ``BINDINGS`` from these tables, the F1 help screen reads
-them, and ``validate_keymap`` tells the user about ids that do not exist.
+Each widget and screen declares its own ``BINDINGS`` (``Binding(..., id=...)``); this module
+only collects them, scope by scope. ``settings.ui.keymap`` overrides keys by id (applied
+with ``App.set_keymap``), ``validate_keymap`` tells the user about ids that do not exist.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 
 from textual.binding import Binding
+from textual.dom import DOMNode
 
 
-@dataclass(frozen=True)
-class KeySpec:
-    id: str
-    keys: str
-    action: str
-    description: str
-    key_display: str | None = None
-    group: Binding.Group | None = None
-    show: bool = True
-    priority: bool = False
-
-    def binding(self) -> Binding:
-        return Binding(
-            self.keys,
-            self.action,
-            self.description,
-            show=self.show,
-            priority=self.priority,
-            key_display=self.key_display,
-            id=self.id,
-            group=self.group,
-        )
+def _ids(owner: type[DOMNode]) -> list[Binding]:
+    """The bindings a class declares itself that carry an id (Textual's own have none)."""
+    found = []
+    for binding in owner.__dict__.get("BINDINGS", ()):
+        if isinstance(binding, Binding) and binding.id:
+            found.append(binding)
+    return found
 
 
-PRIORITY = Binding.Group("Priority", compact=True)
+def scopes() -> list[tuple[str, list[Binding]]]:
+    """(scope, bindings) in F1 order."""
+    # imported here: the app imports this module, and these classes import the app's parts
+    from soothe.app.main import SootheApp
+    from soothe.app.screens.goals import GoalInputDialog
+    from soothe.app.screens.requests import ApprovalModal, ClarificationModal
+    from soothe.app.screens.threads import ThreadsScreen
+    from soothe.widgets.goal_tree import GoalTree
+    from soothe.widgets.prompt_input import PromptInput
 
-
-GLOBAL: tuple[KeySpec, ...] = (
-    KeySpec("app.interrupt", "escape", "interrupt", "Interrupt"),
-    KeySpec("app.back_to_prompt", "escape", "back_to_prompt", "Back to prompt", show=False),
-    KeySpec("app.focus_prompt", "ctrl+l", "focus_prompt", "Prompt", priority=True),
-    KeySpec("app.focus_goals", "ctrl+g", "focus_goals", "Goals", priority=True),
-    KeySpec("app.evidence", "ctrl+e", "evidence", "Evidence", priority=True),
-    KeySpec("app.threads", "ctrl+t", "threads", "Threads", priority=True),
-    KeySpec("app.run_goals", "ctrl+r", "run_goals", "Run goals", show=False, priority=True),
-    KeySpec("app.help", "f1", "help", "Help", priority=True),
-    KeySpec("app.quit", "ctrl+q", "quit", "Quit", priority=True),
-    KeySpec(
-        "app.command_palette", "ctrl+p", "command_palette", "Palette", show=False, priority=True
-    ),
-)
-
-PROMPT: tuple[KeySpec, ...] = (
-    KeySpec("prompt.submit", "enter", "submit", "Send", show=False),
-    KeySpec("prompt.history_previous", "up", "history(-1)", "Previous", show=False),
-    KeySpec("prompt.history_next", "down", "history(1)", "Next", show=False),
-    KeySpec("prompt.complete", "tab", "complete", "Complete", show=False),
-)
-
-TREE: tuple[KeySpec, ...] = (
-    KeySpec("tree.new_goal", "n", "command('new')", "New goal"),
-    KeySpec("tree.add_dependency", "d", "command('depend')", "Depends on"),
-    KeySpec("tree.cancel", "x", "command('cancel')", "Cancel"),
-    KeySpec("tree.suspend", "s", "command('suspend')", "Suspend"),
-    KeySpec("tree.resume", "s", "command('resume')", "Resume"),
-    KeySpec("tree.retry", "r", "command('retry')", "Retry"),
-    KeySpec("tree.priority_up", "plus", "command('priority_up')", "Priority up", "+", PRIORITY),
-    KeySpec(
-        "tree.priority_down", "minus", "command('priority_down')", "Priority down", "-", PRIORITY
-    ),
-    KeySpec("tree.details", "enter", "command('details')", "Details"),
-    KeySpec("tree.cursor_up", "up,k", "cursor_up", "Up", show=False),
-    KeySpec("tree.cursor_down", "down,j", "cursor_down", "Down", show=False),
-    KeySpec("tree.toggle", "space", "toggle_node", "Fold", show=False),
-    KeySpec("tree.parent", "left,shift+left", "cursor_parent", "Parent", show=False),
-)
-
-THREADS: tuple[KeySpec, ...] = (
-    KeySpec("threads.open", "enter", "open", "Open"),
-    KeySpec("threads.new", "n", "new", "New"),
-    KeySpec("threads.delete", "d", "delete", "Delete"),
-    KeySpec("threads.export", "e", "export", "Export"),
-    KeySpec("threads.close", "escape", "close", "Back"),
-)
-
-CLARIFY: tuple[KeySpec, ...] = (
-    KeySpec("clarify.submit", "ctrl+s", "submit", "Submit"),
-    KeySpec("clarify.skip", "escape", "skip", "Skip"),
-)
-
-APPROVAL: tuple[KeySpec, ...] = (
-    KeySpec("approval.once", "a", "choose('approve_once')", "Approve once"),
-    KeySpec("approval.always", "A", "choose('approve_always')", "Always for this tool"),
-    KeySpec("approval.deny", "d,escape", "choose('deny')", "Deny"),
-)
-
-DIALOG: tuple[KeySpec, ...] = (KeySpec("dialog.close", "escape", "close", "Close"),)
-
-SCOPES: dict[str, tuple[KeySpec, ...]] = {
-    "Global": GLOBAL,
-    "Prompt": PROMPT,
-    "Goal tree (focused)": TREE,
-    "Threads screen": THREADS,
-    "Clarification": CLARIFY,
-    "Approval": APPROVAL,
-    "Dialogs": DIALOG,
-}
-
-
-def bindings(specs: Iterable[KeySpec]) -> list[Binding]:
-    return [spec.binding() for spec in specs]
+    return [
+        ("Global", _ids(SootheApp)),
+        ("Prompt", _ids(PromptInput)),
+        ("Goal tree (focused)", _ids(GoalTree)),
+        ("Threads screen", _ids(ThreadsScreen)),
+        ("Clarification", _ids(ClarificationModal)),
+        ("Approval", _ids(ApprovalModal)),
+        ("Dialogs", _ids(GoalInputDialog)),
+    ]
 
 
 def all_ids() -> set[str]:
-    return {spec.id for specs in SCOPES.values() for spec in specs}
+    return {binding.id for _, bindings in scopes() for binding in bindings if binding.id}
 
 
 def validate_keymap(keymap: Mapping[str, str]) -> list[str]:
@@ -147,9 +75,9 @@ def help_rows(overrides: Mapping[str, str]) -> list[tuple[str, list[tuple[str, s
         (
             scope,
             [
-                (display_keys(overrides.get(spec.id, spec.keys)), spec.description, spec.id)
-                for spec in specs
+                (display_keys(overrides.get(b.id or "", b.key)), b.description, b.id or "")
+                for b in bindings
             ],
         )
-        for scope, specs in SCOPES.items()
+        for scope, bindings in scopes()
     ]

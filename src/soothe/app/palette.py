@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from soothe.app.commands import COMMANDS, Command
 from soothe.app.session_api import ThreadView
 from soothe.themes import BUILTIN_THEMES
 
@@ -96,29 +97,31 @@ class ModelsProvider(_SootheProvider):
 class ThemesProvider(_SootheProvider):
     def _entries(self) -> list[tuple[str, Callable[[], object], str]]:
         app = self.soothe
-        names = [*BUILTIN_THEMES, *sorted(set(app.available_themes) - set(BUILTIN_THEMES))]
         return [
             (
                 f"Theme: {name}",
                 partial(app.switch_theme, name),
                 "built-in" if name in BUILTIN_THEMES else "",
             )
-            for name in names
+            for name in app.theme_names()
         ]
 
 
 class ActionsProvider(_SootheProvider):
+    """The slash commands that have a palette label (the registry), and the evidence key."""
+
     def _entries(self) -> list[tuple[str, Callable[[], object], str]]:
         app = self.soothe
-        return [
-            ("Run ready goals", app.action_run_goals, "the autonomous scheduler"),
-            ("New thread", app.start_new_thread, "start fresh"),
-            ("Export thread to Markdown", app.export_current, "writes a .md file"),
-            ("Use the demo model", app.use_demo, "no model server needed"),
-            ("Toggle evidence panel", app.action_evidence, ""),
-            ("Threads", app.action_threads, "list, open, delete, export"),
-            ("Help", app.action_help, "keys and commands"),
+        entries: list[tuple[str, Callable[[], object], str]] = [
+            (command.palette, partial(self._dispatch, command), command.palette_help)
+            for command in COMMANDS
+            if command.palette
         ]
+        entries.append(("Toggle evidence panel", app.action_evidence, ""))
+        return entries
+
+    def _dispatch(self, command: Command) -> None:
+        getattr(self.soothe, command.handler)()
 
 
 PROVIDERS: set[type[Provider]] = {

@@ -7,7 +7,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from soothe.app.session_api import EvidenceView
+from soothe.engine.views import EvidenceView
 
 EMPTY_ID = "__empty__"
 KIND_STYLES = {"tool": "$secondary", "bootstrap": "$accent", "ledger": "$primary"}

@@ -13,13 +13,12 @@ from typing import ClassVar, Literal
 from rich.style import Style
 from rich.text import Text
 from textual import events
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from soothe.app.keymap import TREE, bindings
-from soothe.app.session_api import GoalView
+from soothe.engine.views import GoalView
 from soothe.widgets.icons import status_icon
 
 NodeKind = Literal["root", "conversation", "goal", "step"]
@@ -54,8 +53,39 @@ class NodeRef:
         return "conversation"
 
 
+PRIORITY = Binding.Group("Priority", compact=True)
+
+
 class GoalTree(Tree[NodeRef], inherit_bindings=False):
-    BINDINGS: ClassVar[list[BindingType]] = bindings(TREE)
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n", "command('new')", "New goal", id="tree.new_goal"),
+        Binding("d", "command('depend')", "Depends on", id="tree.add_dependency"),
+        Binding("x", "command('cancel')", "Cancel", id="tree.cancel"),
+        Binding("s", "command('suspend')", "Suspend", id="tree.suspend"),
+        Binding("s", "command('resume')", "Resume", id="tree.resume"),
+        Binding("r", "command('retry')", "Retry", id="tree.retry"),
+        Binding(
+            "plus",
+            "command('priority_up')",
+            "Priority up",
+            key_display="+",
+            id="tree.priority_up",
+            group=PRIORITY,
+        ),
+        Binding(
+            "minus",
+            "command('priority_down')",
+            "Priority down",
+            key_display="-",
+            id="tree.priority_down",
+            group=PRIORITY,
+        ),
+        Binding("enter", "command('details')", "Details", id="tree.details"),
+        Binding("up,k", "cursor_up", "Up", show=False, id="tree.cursor_up"),
+        Binding("down,j", "cursor_down", "Down", show=False, id="tree.cursor_down"),
+        Binding("space", "toggle_node", "Fold", show=False, id="tree.toggle"),
+        Binding("left,shift+left", "cursor_parent", "Parent", show=False, id="tree.parent"),
+    ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = Tree.COMPONENT_CLASSES | {
         *(f"goal-tree--{status}" for status in STATUSES),

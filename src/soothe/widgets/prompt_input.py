@@ -1,53 +1,48 @@
-"""PromptInput: one-line request input with history and slash-command completion."""
+"""PromptInput: one-line request input with history and slash-command completion.
+
+The widget knows no commands of its own: the app hands it the command words and a source
+of argument completions (``commands=``, ``choices=``).
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import ClassVar
 
 from textual.binding import Binding, BindingType
 from textual.suggester import Suggester
 from textual.widgets import Input
 
-from soothe.app.keymap import PROMPT, bindings
+Choices = Callable[[str], Iterable[str]]
+"""The argument completions for a command word (``/theme`` -> theme names)."""
 
-SLASH_COMMANDS: dict[str, str] = {
-    "/goal": "add a goal: /goal TEXT",
-    "/autonomous": "run a request as an autonomous goal",
-    "/run": "run the ready goals",
-    "/model": "switch model: /model NAME",
-    "/theme": "switch theme: /theme NAME",
-    "/threads": "open the threads screen",
-    "/new": "start a new thread",
-    "/export": "export this thread to Markdown",
-    "/demo": "use the demo model (no server needed)",
-    "/help": "keys and commands",
-    "/skill:": "run a skill: /skill:NAME args",
-    "/quit": "quit",
-}
+
+def matches(value: str, words: Sequence[str], choices: Choices) -> list[str]:
+    """Every completion of ``value``: command words, then the command's argument choices."""
+    if not value.startswith("/"):
+        return []
+    if " " not in value:
+        return [
+            word if word.endswith(":") else word + " "
+            for word in words
+            if word.startswith(value) and word != value
+        ]
+    command, _, arg = value.partition(" ")
+    return [f"{command} {c}" for c in choices(command) if c.startswith(arg) and c != arg]
 
 
 class SlashSuggester(Suggester):
-    """Completes command names, then theme and model names after /theme and /model."""
+    """Suggests the first completion: command words, then theme and model names."""
 
-    def __init__(self, choices: Callable[[str], Iterable[str]]) -> None:
+    def __init__(self, words: Sequence[str], choices: Choices) -> None:
         super().__init__(use_cache=False, case_sensitive=True)
+        self.words = list(words)
         self.choices = choices
 
     async def get_suggestion(self, value: str) -> str | None:
-        if not value.startswith("/"):
-            return None
-        if " " not in value:
-            for name in SLASH_COMMANDS:
-                if name.startswith(value) and name != value:
-                    return name if name.endswith(":") else name + " "
-            return None
-        command, _, arg = value.partition(" ")
-        for choice in self.choices(command):
-            if choice.startswith(arg) and choice != arg:
-                return f"{command} {choice}"
-        return None
+        found = matches(value, self.words, self.choices)
+        return found[0] if found else None
 
 
 def _input_bindings_without(taken: set[str]) -> list[BindingType]:
@@ -64,7 +59,10 @@ def _input_bindings_without(taken: set[str]) -> list[BindingType]:
 class PromptInput(Input, inherit_bindings=False):
     BINDINGS: ClassVar[list[BindingType]] = [
         *_input_bindings_without({"ctrl+e"}),
-        *bindings(PROMPT),
+        Binding("enter", "submit", "Send", show=False, id="prompt.submit"),
+        Binding("up", "history(-1)", "Previous", show=False, id="prompt.history_previous"),
+        Binding("down", "history(1)", "Next", show=False, id="prompt.history_next"),
+        Binding("tab", "complete", "Complete", show=False, id="prompt.complete"),
     ]
 
     DEFAULT_CSS = """
@@ -77,13 +75,14 @@ class PromptInput(Input, inherit_bindings=False):
     def __init__(
         self,
         *,
-        choices: Callable[[str], Iterable[str]] = lambda command: (),
+        commands: Sequence[str] = (),
+        choices: Choices = lambda command: (),
         history_limit: int = 200,
         id: str | None = None,
     ) -> None:
         super().__init__(
             placeholder="Ask, or /goal TEXT · /help  (enter sends)",
-            suggester=SlashSuggester(choices),
+            suggester=SlashSuggester(commands, choices),
             select_on_focus=False,  # coming back to a draft must not arm it for replacement
             id=id,
         )
@@ -119,20 +118,10 @@ class PromptInput(Input, inherit_bindings=False):
         self.cursor_position = len(self.value)
 
     def completions(self, value: str) -> list[str]:
-        """Every completion of ``value``: command names, then theme or model names."""
-        if not value.startswith("/"):
+        """Every completion of ``value``: command words, then theme or model names."""
+        if not isinstance(self.suggester, SlashSuggester):
             return []
-        if " " not in value:
-            return [
-                name if name.endswith(":") else name + " "
-                for name in SLASH_COMMANDS
-                if name.startswith(value) and name != value
-            ]
-        command, _, arg = value.partition(" ")
-        choices = (
-            self.suggester.choices(command) if isinstance(self.suggester, SlashSuggester) else ()
-        )
-        return [f"{command} {c}" for c in choices if c.startswith(arg) and c != arg]
+        return matches(value, self.suggester.words, self.suggester.choices)
 
     def action_complete(self) -> None:
         """Tab completes and never moves focus; tab again cycles through the matches."""

@@ -12,8 +12,9 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from soothe.app.commands import COMMANDS
 from soothe.app.keymap import help_rows
-from soothe.widgets.prompt_input import SLASH_COMMANDS
+from soothe.app.screens.base import BOX_CSS
 
 KEY_WIDTH = 20
 DESC_WIDTH = 22
@@ -29,9 +30,9 @@ def help_content(overrides: Mapping[str, str]) -> Content:
             parts.append((f"{binding_id}\n", "$text-muted"))
         parts.append("\n")
     parts.append(("Commands (type in the prompt)\n", "bold $primary"))
-    for name, what in SLASH_COMMANDS.items():
-        parts.append((f"  {name:<{KEY_WIDTH}}", "$accent"))
-        parts.append(f"{what}\n")
+    for command in COMMANDS:
+        parts.append((f"  {command.word:<{KEY_WIDTH}}", "$accent"))
+        parts.append(f"{command.summary}\n")
     parts.append("\n")
     parts.append(
         (
@@ -47,20 +48,13 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Close", id="dialog.close"),
     ]
-    DEFAULT_CSS = """
-    HelpScreen { align: center middle; background: $background 60%; }
-    HelpScreen > Vertical {
-        width: 84;
-        max-width: 96%;
-        height: 90%;
-        border: round $primary;
-        border-title-color: $primary;
-        border-subtitle-color: $text-muted;
-        background: $surface;
-        padding: 0 1;
-    }
+    DEFAULT_CSS = (
+        BOX_CSS.format(name="HelpScreen")
+        + """
+    HelpScreen > Vertical { width: 84; max-width: 96%; height: 90%; }
     HelpScreen VerticalScroll { scrollbar-size-vertical: 1; }
     """
+    )
 
     def __init__(self, overrides: Mapping[str, str]) -> None:
         super().__init__()

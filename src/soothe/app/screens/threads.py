@@ -6,12 +6,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from soothe.app.keymap import THREADS, bindings
 from soothe.app.screens.dialogs import ConfirmDialog
 from soothe.app.session_api import ThreadView
 
@@ -28,7 +27,13 @@ def _when(moment: datetime | None) -> str:
 
 
 class ThreadsScreen(Screen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = bindings(THREADS)
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open", "Open", id="threads.open"),
+        Binding("n", "new", "New", id="threads.new"),
+        Binding("d", "delete", "Delete", id="threads.delete"),
+        Binding("e", "export", "Export", id="threads.export"),
+        Binding("escape", "close", "Back", id="threads.close"),
+    ]
     DEFAULT_CSS = """
     ThreadsScreen > Vertical {
         border: round $primary;

@@ -1,0 +1,113 @@
+"""SootheBase: the app's state and the few helpers every part of it uses.
+
+``SootheApp`` (``app/main.py``) is assembled from parts, one module per responsibility:
+boot and notices (``boot``), run control and the slash commands (``runs``), the engine's
+modal requests (``modal_requests``), goal actions (``goal_actions``), thread actions
+(``thread_actions``), model and theme actions (``model_actions``). Each part is a mixin
+that type-checks against this class; at run time the mixins are plain classes and this
+one is the Textual ``App`` underneath them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from textual.app import App
+from textual.screen import Screen
+from textual.worker import Worker
+
+from soothe.app.screens.main import MainScreen
+from soothe.app.session_api import SessionAPI
+from soothe.themes import BUILTIN_THEMES
+
+if TYPE_CHECKING:
+    from soothe.app.handler import EventHandler
+    from soothe.engine.config import Settings
+    from soothe.widgets.prompt_input import PromptInput
+
+Clock = Callable[[], float]
+
+
+class SootheBase(App[None]):
+    """The state ``SootheApp.__init__`` sets, and the helpers its parts share."""
+
+    settings: Settings
+    requested_thread: str | None
+    session: SessionAPI | None
+    session_ready: bool
+    engine_failed: bool
+    clock: Clock
+    animated: bool
+    on_first_frame: Callable[[Any], None] | None
+    handler: EventHandler
+    models: list[str]
+    warnings: list[str]
+    running: bool
+    run_started_at: float | None
+    keymap_overrides: dict[str, str]
+    prompt: PromptInput
+    main: MainScreen
+    _run_worker: Worker[None] | None
+    _engine_ready: asyncio.Event
+    _requests: dict[str, Screen[Any]]
+
+    def require_session(self) -> SessionAPI:
+        if self.session is None:
+            raise RuntimeError("the engine is not loaded")
+        return self.session
+
+    def call_session(
+        self,
+        make: Callable[[SessionAPI], Awaitable[Any]],
+        *,
+        what: str,
+        done: Callable[[Any], None] | None = None,
+    ) -> Worker[None]:
+        """Run one session call in a worker; a failure is a toast titled "Cannot {what}".
+
+        The screen is not re-read afterwards: what the call changed arrives on the bus as
+        events (goal.created, goal.updated, goal.status_changed) like any other change.
+        """
+
+        async def work() -> None:
+            if self.engine_failed:
+                self.notify(
+                    "The engine is not available.", title=f"Cannot {what}", severity="error"
+                )
+                return
+            await self._engine_ready.wait()
+            try:
+                result = await make(self.require_session())
+            except ValueError as exc:
+                self.notify(str(exc), title=f"Cannot {what}", severity="error")
+                return
+            except Exception as exc:
+                # the engine's own errors are written for people; others need their type
+                own = type(exc).__module__.startswith("soothe.") and str(exc)
+                message = str(exc) if own else f"{type(exc).__name__}: {exc}"
+                self.notify(message, title=f"Cannot {what}", severity="error")
+                return
+            if done is not None:
+                done(result)
+
+        return self.run_worker(work(), group="session-call", exit_on_error=False)
+
+    def show_session_status(self) -> None:
+        session = self.session
+        if session is None:
+            return
+        self.main.status.set(
+            model=session.model_label,
+            provider=session.provider_status,
+            thread=session.thread_id,
+        )
+
+    def back_to_main(self) -> None:
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, MainScreen):
+            self.pop_screen()
+
+    def theme_names(self) -> list[str]:
+        """The built-in themes first, then the user's, sorted."""
+        return [*BUILTIN_THEMES, *sorted(set(self.available_themes) - set(BUILTIN_THEMES))]

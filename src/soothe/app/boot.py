@@ -1,0 +1,184 @@
+"""Boot and notices: the first frame, the engine started behind it, the notices about it.
+
+The engine (LangChain, LangGraph, the database) is imported and started in a worker that
+begins after the first frame is on screen; until then the app is drawn and typing works.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING
+
+from soothe.app.session_api import SessionAPI
+from soothe.themes import DEFAULT_THEME
+from soothe.widgets.goal_tree import NodeRef
+from soothe.widgets.notice import Notice
+
+if TYPE_CHECKING:
+    from soothe.app.base import SootheBase
+
+    _Base = SootheBase
+else:
+    _Base = object
+
+NO_SERVER_NOTICE = "no-server"
+ENGINE_NOTICE = "engine"
+
+
+class BootMixin(_Base):
+    def on_mount(self) -> None:
+        wanted = self.settings.ui.theme
+        if wanted in self.available_themes:
+            self.theme = wanted
+        else:
+            self.theme = DEFAULT_THEME
+            self.warnings.append(f"ui.theme: unknown theme {wanted!r}, using {DEFAULT_THEME}")
+        if self.keymap_overrides:
+            self.set_keymap(self.keymap_overrides)
+        for warning in self.warnings:
+            self.notify(warning, title="Config", severity="warning", timeout=10)
+        status = self.main.status
+        status.set(thread=self.requested_thread or "")
+        if self.session is not None:
+            self.handler.attach(self.session.bus)
+            status.set(model=self.session.model_label)
+        else:
+            status.set(model=self.settings.model.display_name)
+        if self.animated:
+            self.set_interval(1 / 8, self._tick)
+        self.call_after_refresh(self._first_frame)
+
+    def _tick(self) -> None:
+        self.main.goal_tree.advance_spinner()
+        if self.running:
+            # whole seconds: the status line is full width, and a full-width change in the
+            # same frame as the stream makes Textual repaint every panel in between
+            elapsed = float(int(self.clock() - (self.run_started_at or self.clock())))
+            self.main.status.set(elapsed=elapsed)
+
+    def _first_frame(self) -> None:
+        if self.on_first_frame is not None:
+            self.on_first_frame(self)
+        self.run_worker(self._start_session(), name="start", group="session", exit_on_error=False)
+
+    def _build_session(self) -> SessionAPI:
+        """Runs in a thread: importing the engine must not hold up the screen."""
+        from soothe.engine.session import Session
+
+        session = Session(self.settings, thread_id=self.requested_thread, check_server=True)
+        preload = getattr(session, "preload", None)
+        if callable(preload):  # heavy imports off the event loop, before start()
+            preload()
+        return session  # type: ignore[return-value]
+
+    async def _start_session(self) -> None:
+        try:
+            if self.session is None:
+                self.session = await asyncio.to_thread(self._build_session)
+                self.handler.attach(self.session.bus)
+            await self.session.start()
+        except Exception as exc:
+            self._engine_unavailable(exc)
+            return
+        session = self.session
+        self.session_ready = True
+        self.show_session_status()
+        try:
+            if self.requested_thread:
+                self.handler.restore(await session.open_thread(self.requested_thread))
+            else:
+                self.handler.sync_goals(session.goals())
+                self.handler.set_evidence(session.evidence())
+        except Exception as exc:
+            self.handler.engine_error(exc, "restore")
+        self._engine_ready.set()
+        if session.provider_status == "unreachable":
+            self._no_server_notice()
+        elif session.provider_status == "reachable":
+            self.run_worker(self._load_models(), group="models", exit_on_error=False)
+
+    async def _load_models(self) -> None:
+        if self.session is None:
+            return
+        with contextlib.suppress(Exception):
+            self.models = await self.session.list_models()
+
+    def _engine_unavailable(self, exc: BaseException) -> None:
+        self.engine_failed = True
+        self.main.status.set(provider="offline")
+        if getattr(exc, "user_facing", False):  # e.g. the data dir is in use: its own words
+            body = f"{exc}\nThe workbench stays open, but requests cannot run."
+        else:
+            body = (
+                f"The engine could not start: {type(exc).__name__}: {exc}\n"
+                "The workbench stays open, but requests cannot run. "
+                "Check the install (`pip install -e .`) and run `soothe doctor`."
+            )
+        self.main.show_notice(
+            Notice(
+                "Engine unavailable",
+                body,
+                actions=(("dismiss", "Dismiss"),),
+                error=True,
+                id=ENGINE_NOTICE,
+            )
+        )
+        self.notify(str(exc)[:200], title="Engine unavailable", severity="error")
+
+    def server_lost(self, error: str) -> None:
+        """A run failed because the model server did not answer."""
+        if self.session is not None and self.session.provider_status == "demo":
+            return
+        self.main.status.set(provider="unreachable")
+        self._no_server_notice(error)
+
+    def _no_server_notice(self, error: str = "") -> None:
+        model = self.settings.model
+        url = model.resolved_base_url()
+        if model.provider == "ollama":
+            fix = (
+                f"Start Ollama (`ollama serve`) and pull the model (`ollama pull {model.name}`), "
+                "or point model.base_url / OLLAMA_HOST at your server."
+            )
+        else:
+            fix = "Check model.base_url and the API key (OPENAI_API_KEY), then restart."
+        reason = error or getattr(self.session, "server_error", "") or ""
+        why = f" ({reason})" if reason else ""
+        body = (
+            f"No model server answered at {url}{why}.\n{fix}\nOr try the built-in demo model now."
+        )
+        self.main.show_notice(
+            Notice(
+                "No model server",
+                body,
+                actions=(("demo", "Use demo model"), ("dismiss", "Dismiss")),
+                id=NO_SERVER_NOTICE,
+            )
+        )
+
+    def use_demo(self) -> None:
+        """``/demo`` or the notice's button: the built-in demo model, no server needed."""
+        if self.session is None:
+            self.notify("The engine is not loaded yet.", severity="warning")
+            return
+        self.session.use_demo()
+        self.show_session_status()
+        for notice in self.main.query(f"#{NO_SERVER_NOTICE}"):
+            notice.remove()
+        self.notify("Using the demo model: answers are canned, no server needed.")
+
+    def _main_ready(self) -> None:
+        self.handler.select(NodeRef("conversation"))
+
+    def on_notice_action(self, event: Notice.Action) -> None:
+        if event.action == "demo":
+            self.use_demo()
+        event.notice.remove()
+        self.prompt.focus()
+
+    async def on_unmount(self) -> None:
+        self.handler.shutdown()
+        if self.session is not None:
+            with contextlib.suppress(Exception):
+                await self.session.close()

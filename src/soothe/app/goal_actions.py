@@ -1,0 +1,141 @@
+"""Goal actions: the goal tree's keys (new, depends on, cancel, suspend, retry, priority,
+details) and the panels' selections.
+
+Each command calls the session and nothing more: what it changed comes back on the bus as
+goal.created / goal.updated / goal.status_changed, and the handler draws it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from soothe.app.screens.dialogs import ConfirmDialog, EvidenceDialog
+from soothe.app.screens.goals import DependencyDialog, GoalDetailDialog, GoalInputDialog
+from soothe.app.screens.main import MainScreen
+from soothe.engine.views import GoalView
+from soothe.widgets.evidence_panel import EvidencePanel
+from soothe.widgets.goal_tree import GoalTree, NodeRef
+
+if TYPE_CHECKING:
+    from soothe.app.base import SootheBase
+
+    _Base = SootheBase
+else:
+    _Base = object
+
+PRIORITY_STEP = 10
+TERMINAL = ("completed", "failed", "cancelled")
+
+
+def _waits_for(goals: Mapping[str, GoalView], start: str, target: str) -> bool:
+    """Does ``start`` (transitively) depend on ``target``? Then target -> start is a cycle."""
+    stack, seen = [start], set()
+    while stack:
+        node = stack.pop()
+        if node == target:
+            return True
+        if node in seen or node not in goals:
+            continue
+        seen.add(node)
+        stack.extend(goals[node].depends_on)
+    return False
+
+
+class GoalActions(_Base):
+    def add_goal(self, description: str, priority: int = 50) -> None:
+        # the goal.created event shows it (one line, with the ctrl+r hint)
+        self.call_session(lambda s: s.add_goal(description, priority=priority), what="add the goal")
+
+    def on_goal_tree_command(self, event: GoalTree.Command) -> None:
+        event.stop()
+        if event.command == "new":
+
+            def described(text: str | None) -> None:
+                if text:
+                    self.add_goal(text)
+
+            self.push_screen(GoalInputDialog(), described)
+            return
+        goal = self.handler.goals.get(event.goal_id or "")
+        if goal is None:
+            self.notify("Select a goal first (up/down in the goal tree).", severity="warning")
+            return
+        actions: dict[str, Callable[[GoalView], None]] = {
+            "details": self._goal_details,
+            "depend": self._pick_dependency,
+            "cancel": self._cancel_goal,
+            "suspend": self._toggle_suspend,
+            "resume": self._toggle_suspend,
+            "retry": self._retry_goal,
+            "priority_up": lambda g: self._shift_priority(g, PRIORITY_STEP),
+            "priority_down": lambda g: self._shift_priority(g, -PRIORITY_STEP),
+        }
+        action = actions.get(event.command)
+        if action is not None:
+            action(goal)
+
+    def _goal_details(self, goal: GoalView) -> None:
+        evidence = sum(1 for e in self.handler.evidence.values() if e.goal_id == goal.id)
+        answer = self.handler.answers.get(goal.id, "")
+        self.push_screen(GoalDetailDialog(goal, answer, evidence))
+
+    def _pick_dependency(self, goal: GoalView) -> None:
+        gid = goal.id
+        goals = self.handler.goals
+        candidates = [
+            g
+            for g in goals.values()
+            if g.id != gid and g.id not in goal.depends_on and not _waits_for(goals, g.id, gid)
+        ]
+        if not candidates:
+            self.notify("No other goal to wait for (without a cycle).", severity="warning")
+            return
+
+        def picked(other: str | None) -> None:
+            if other:
+                self.call_session(lambda s: s.add_dependency(gid, other), what="add the dependency")
+
+        self.push_screen(DependencyDialog(goal, candidates), picked)
+
+    def _cancel_goal(self, goal: GoalView) -> None:
+        gid = goal.id
+        if goal.status in TERMINAL:
+            self.notify(f"{gid} is already {goal.status}.", severity="warning")
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.call_session(lambda s: s.cancel_goal(gid), what=f"cancel {gid}")
+
+        question = f"Cancel {gid} “{goal.description[:60]}”? (r on it resumes it later)"
+        self.push_screen(ConfirmDialog(question), confirmed)
+
+    def _toggle_suspend(self, goal: GoalView) -> None:
+        self.call_session(lambda s: s.toggle_suspend(goal.id), what=f"suspend {goal.id}")
+
+    def _retry_goal(self, goal: GoalView) -> None:
+        self.call_session(lambda s: s.retry_goal(goal.id), what=f"retry {goal.id}")
+
+    def _shift_priority(self, goal: GoalView, step: int) -> None:
+        priority = max(0, min(100, goal.priority + step))
+        if priority != goal.priority:
+            self.call_session(
+                lambda s: s.set_priority(goal.id, priority), what=f"reprioritise {goal.id}"
+            )
+
+    def on_goal_tree_stream_chosen(self, event: GoalTree.StreamChosen) -> None:
+        event.stop()
+        if event.ref.key != self.handler.visible:
+            self.handler.select(event.ref)
+
+    def show_goal(self, goal_id: str) -> None:
+        """The palette's "Goal G1: ..." entry: put the cursor on it."""
+        if not isinstance(self.screen, MainScreen):
+            return
+        self.main.goal_tree.show_ref(NodeRef("goal", goal_id))
+        self.main.goal_tree.focus()
+
+    def on_evidence_panel_opened(self, event: EvidencePanel.Opened) -> None:
+        event.stop()
+        self.push_screen(EvidenceDialog(event.entry))

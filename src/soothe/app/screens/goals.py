@@ -1,0 +1,143 @@
+"""The goal tree's dialogs: a new goal, the goal it waits for, everything about one goal."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from soothe.app.screens.base import BOX_CSS, CLOSE
+from soothe.engine.views import GoalView
+from soothe.widgets.icons import STATUS_WORDS, status_icon
+
+
+class GoalInputDialog(ModalScreen[str | None]):
+    """n in the goal tree: describe a new goal."""
+
+    BINDINGS: ClassVar[list[BindingType]] = CLOSE
+    DEFAULT_CSS = BOX_CSS.format(name="GoalInputDialog")
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = "New goal"
+            box.border_subtitle = "enter adds · esc cancels"
+            yield Static("What should be achieved?", classes="lead")
+            yield Input(placeholder="e.g. Summarise the README", id="goal-text")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        if text:
+            self.dismiss(text)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class DependencyDialog(ModalScreen[str | None]):
+    """d in the goal tree: pick the goal this one waits for."""
+
+    BINDINGS: ClassVar[list[BindingType]] = CLOSE
+    DEFAULT_CSS = (
+        BOX_CSS.format(name="DependencyDialog")
+        + """
+    DependencyDialog OptionList { height: auto; max-height: 16; margin-bottom: 1; }
+    """
+    )
+
+    def __init__(self, goal: GoalView, candidates: list[GoalView]) -> None:
+        super().__init__()
+        self.goal = goal
+        self.candidates = candidates
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = f"{self.goal.id} waits for…"
+            box.border_subtitle = "enter picks · esc cancels"
+            yield Static(
+                Content(f"{self.goal.id} {self.goal.description}\nstarts only after:"),
+                classes="lead",
+            )
+            yield OptionList(
+                *(
+                    Option(
+                        Content.assemble(
+                            (f"{status_icon(g.status, None)} ", "$text-muted"),
+                            (g.id, "bold"),
+                            f" {g.description}",
+                        ),
+                        id=g.id,
+                    )
+                    for g in self.candidates
+                ),
+                id="candidates",
+            )
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option.id)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class GoalDetailDialog(ModalScreen[None]):
+    """enter in the goal tree: everything known about one goal."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,enter,q", "close", "Close", id="dialog.close")
+    ]
+    DEFAULT_CSS = (
+        BOX_CSS.format(name="GoalDetailDialog")
+        + """
+    GoalDetailDialog VerticalScroll { height: auto; max-height: 30; }
+    """
+    )
+
+    def __init__(self, goal: GoalView, answer: str = "", evidence: int = 0) -> None:
+        super().__init__()
+        self.goal = goal
+        self.answer = answer
+        self.evidence_count = evidence
+
+    def compose(self) -> ComposeResult:
+        goal = self.goal
+        rows: list[tuple[str, str]] = [
+            ("status", STATUS_WORDS.get(goal.status, goal.status)),
+            ("priority", str(goal.priority)),
+            ("after", ", ".join(goal.depends_on) or "—"),
+            ("parent", goal.parent_id or "—"),
+            ("evidence", str(self.evidence_count)),
+        ]
+        parts: list[tuple[str, str] | str] = [(goal.description + "\n\n", "bold")]
+        for name, value in rows:
+            parts += [(f"{name:<10}", "$text-muted"), value, "\n"]
+        if goal.steps:
+            parts.append(("\nsteps\n", "$text-muted"))
+            for step in goal.steps:
+                icon = status_icon(step.status, None, step=True)
+                after = f"  (after {', '.join(step.dependencies)})" if step.dependencies else ""
+                parts.append(f"  {icon} {step.id}  {step.description}{after}\n")
+        if goal.findings:
+            parts += [("\nfindings\n", "$text-muted"), goal.findings + "\n"]
+        if goal.error:
+            parts += [("\nerror\n", "$error"), goal.error + "\n"]
+        if self.answer:
+            parts += [("\nanswer\n", "$text-muted"), self.answer + "\n"]
+        with Vertical() as box:
+            box.border_title = f"Goal {goal.id}"
+            box.border_subtitle = "esc closes"
+            with VerticalScroll():
+                yield Static(Content.assemble(*parts))
+
+    def action_close(self) -> None:
+        self.dismiss(None)

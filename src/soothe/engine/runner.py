@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from soothe.engine.classify import UnifiedClassifier
     from soothe.engine.config import Settings
     from soothe.engine.context import ContextEngine
+    from soothe.engine.context.models import GoalNode
     from soothe.engine.llm.hub import ModelHub
     from soothe.engine.memory import Memory
 
@@ -84,8 +85,10 @@ class SootheRunner:
         started = time.perf_counter()
         calls_before = self.hub.usage.calls
         before = self._goal_ids(thread_id)
-        await self._schedule(thread_id, None)
-        return self._outcome(thread_id, "answered", started, calls_before, before)
+        ran = await self._schedule(thread_id, None)
+        return self._outcome(
+            thread_id, "answered", started, calls_before, before, touched=tuple(ran)
+        )
 
     def unfinished_goals(self, thread_id: str) -> list[Any]:
         # A goal that ever ran counts: crash recovery moves it to pending, which clears
@@ -410,17 +413,15 @@ class SootheRunner:
             plan = None
         children: list[str] = []
         if plan and len(plan.subgoals) >= 2:
-            keys: dict[str, str] = {}
-            for sub in plan.subgoals:
-                goal = await self.context.create_goal(
-                    sub.description,
-                    priority=sub.priority,
-                    parent_id=root.id,
-                    source="decomposition",
-                    thread_id=thread_id,
-                )
-                keys[sub.key] = goal.id
-                children.append(goal.id)
+            # One transaction for the sub-goals; their edges go in one by one after, so an
+            # edge the model proposed that closes a cycle is refused (by the engine's one
+            # cycle check) and left out, not the whole decomposition.
+            subgoals = await self.context.planning.goal.decompose(
+                root.id,
+                [{"description": s.description, "priority": s.priority} for s in plan.subgoals],
+            )
+            children = [g.id for g in subgoals]
+            keys = {sub.key: g.id for sub, g in zip(plan.subgoals, subgoals, strict=True)}
             for sub in plan.subgoals:
                 for dep in sub.depends_on:
                     if dep in keys and keys[dep] != keys[sub.key]:
@@ -454,24 +455,31 @@ class SootheRunner:
                 root_id, error=f"sub-goals not completed: {', '.join(failed)}", allow_retry=False
             )
 
-    async def _schedule(self, thread_id: str, only: list[str] | None) -> None:
-        """Run ready goals (up to max_parallel_goals at once) until none is left."""
+    async def _schedule(self, thread_id: str, only: list[str] | None) -> list[str]:
+        """Run the thread's ready goals through the engine's scheduler (at most
+        max_parallel_goals active, never two conflicting goals together) until none is
+        left; the ids of the goals it ran."""
+        scheduler = self.context.planning.scheduler
         running: dict[asyncio.Task[None], str] = {}
-        limit = self.settings.loop.max_parallel_goals
+        ran: list[str] = []
+
+        def schedulable(goal: GoalNode) -> bool:
+            busy = running.values()
+            return (
+                goal.thread_id == thread_id
+                and (only is None or goal.id in only)
+                and goal.id not in busy  # between two rounds of its own loop
+                and not any(c in busy for c in goal.conflicts_with)
+            )
+
         try:
             while True:
-                ready = [
-                    g
-                    for g in self.context.ready_goals()
-                    if g.thread_id == thread_id
-                    and (only is None or g.id in only)
-                    and g.id not in running.values()
-                ]
-                for goal in ready[: max(0, limit - len(running))]:
+                for goal in await scheduler.activate_next(_first_loop_id, schedulable):
                     task = asyncio.ensure_future(self._run_goal(goal.id, thread_id))
                     running[task] = goal.id
+                    ran.append(goal.id)
                 if not running:
-                    return
+                    return ran
                 done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
                     running.pop(task)
@@ -561,6 +569,11 @@ class SootheRunner:
             if await self.loop.has_checkpoint(loop_id):
                 return loop_id
         return f"{goal_id}-L1"
+
+
+def _first_loop_id(goal: GoalNode) -> str:
+    """The loop a scheduled goal starts in: round 1 of ``_agentic``."""
+    return f"{goal.id}-L1"
 
 
 def _one_line(exc: BaseException) -> str:

@@ -141,15 +141,16 @@ class GoalScheduler:
     def free_slots(self) -> int:
         return max(0, self.max_parallel_goals - self._engine._graph.count("active"))
 
-    def next_goals(self) -> list[GoalNode]:
-        """The ready goals to activate now, best first."""
+    def next_goals(self, accept: Callable[[GoalNode], bool] | None = None) -> list[GoalNode]:
+        """The ready goals to activate now, best first (only those ``accept`` takes, e.g.
+        one thread's)."""
         slots = self.free_slots()
         picked: list[GoalNode] = []
         if not slots:
             return picked
         taken: set[str] = set()
         for goal in self._engine.ready_goals():
-            if taken.intersection(goal.conflicts_with):
+            if taken.intersection(goal.conflicts_with) or (accept and not accept(goal)):
                 continue
             picked.append(goal)
             taken.add(goal.id)
@@ -158,12 +159,14 @@ class GoalScheduler:
         return picked
 
     async def activate_next(
-        self, loop_id_for: Callable[[GoalNode], str | None] | None = None
+        self,
+        loop_id_for: Callable[[GoalNode], str | None] | None = None,
+        accept: Callable[[GoalNode], bool] | None = None,
     ) -> list[GoalNode]:
-        """Activate ``next_goals()`` atomically (re-checked under the engine's write lock)."""
+        """Activate ``next_goals(accept)`` atomically (re-checked under the write lock)."""
         engine = self._engine
         async with engine._write() as change:
-            chosen = self.next_goals()
+            chosen = self.next_goals(accept)
             for goal in chosen:
                 loop_id = loop_id_for(goal) if loop_id_for else None
                 engine._move(change, goal.id, "active", updates={"loop_id": loop_id})

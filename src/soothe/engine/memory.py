@@ -11,6 +11,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from soothe.engine.text import clip
+
 SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(
     text, thread_id UNINDEXED, goal_id UNINDEXED, kind UNINDEXED, created_at UNINDEXED
@@ -118,7 +120,7 @@ class Memory:
         for item in items:
             line = f"- ({item.kind}, thread {item.thread_id}) {' '.join(item.text.split())}"
             if used + len(line) > self.max_chars:
-                line = line[: max(0, self.max_chars - used - 1)] + "…"
+                line = clip(line, self.max_chars - used, flatten=False)
             out.append(line)
             used += len(line)
             if used >= self.max_chars:

@@ -24,18 +24,14 @@ from soothe.engine.context.graph import GoalGraph
 from soothe.engine.context.ledger import Ledger
 from soothe.engine.context.models import GoalNode, StepNode
 from soothe.engine.context.steps import StepDAG
+from soothe.engine.text import clip as text_clip
 
 DESCRIPTION_CHARS = 240
 STEP_TEXT_CHARS = 200
 
 
 def clip(text: str, limit: int) -> str:
-    text = text.strip()
-    if len(text) <= limit:
-        return text
-    if limit <= 1:
-        return text[:limit]
-    return text[: limit - 1].rstrip() + "…"
+    return text_clip(text, limit, flatten=False)  # the one clip rule, keeping the lines
 
 
 class _Model(BaseModel):

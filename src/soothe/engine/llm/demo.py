@@ -13,6 +13,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from soothe.engine.text import clip
+
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
@@ -120,9 +122,7 @@ def demo_answer(messages: list[BaseMessage]) -> str:
         if message.type == "human":
             asked = message.text
             break
-    asked = " ".join(asked.split())
-    if len(asked) > 120:
-        asked = asked[:119] + "…"
+    asked = clip(asked, 120)
     request = f'You asked: "{asked}". ' if asked else ""
     return (
         f"This is the demo model: no real model is connected. {request}"

@@ -12,6 +12,8 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 
+from soothe.engine.text import clip
+
 __all__ = ["LLMError", "ModelErrorKind", "map_error"]
 
 
@@ -56,8 +58,7 @@ class LLMError(Exception):
 
 
 def _one_line(text: object, limit: int = 160) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return clip(str(text), limit)
 
 
 def _mod(name: str) -> object | None:

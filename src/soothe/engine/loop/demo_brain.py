@@ -12,6 +12,8 @@ import operator
 import re
 from typing import Any
 
+from soothe.engine.text import clip
+
 _GREETING = re.compile(r"^\s*(hi|hello|hey|thanks|thank you|good (morning|evening))\b", re.I)
 _ARITH = re.compile(r"^[\d\s+\-*/().%^]+$")
 _TASKY = re.compile(
@@ -65,8 +67,9 @@ def _after(text: str, marker: str) -> str:
 
 
 def _tidy(line: str) -> str:
-    line = re.sub(r"^\[E-[^\]]+\]\s*", "", line.strip()).replace("\\n", " ")
-    return line if len(line) <= 140 else line[:139] + "…"
+    return clip(
+        re.sub(r"^\[E-[^\]]+\]\s*", "", line.strip()).replace("\\n", " "), 140, flatten=False
+    )
 
 
 def classify(messages: list[Any], schema: dict[str, Any]) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from soothe.engine.interact import ClarificationRequest, ClarificationResponse, InteractBroker
 from soothe.engine.llm.errors import LLMError, ModelErrorKind
+from soothe.engine.text import clip
 
 if TYPE_CHECKING:
     from soothe.engine.agent.core import CoreAgent
@@ -24,11 +25,6 @@ AUTO_ANSWER = "No answer from the user: use your best judgement."
 STOP_KINDS = frozenset({"unreachable", "model_not_found", "no_tool_support", "bad_credentials"})
 """Model errors no replanning can get around: the run stops with the model's error and
 the step stays pending, to run when the goal is resumed."""
-
-
-def clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass

@@ -10,7 +10,7 @@ import argparse
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import IO, Any
 
 from soothe.engine.config import Settings
@@ -175,7 +175,7 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
 
 async def follow(
     session: Any, work: Callable[[], Awaitable[RunOutcome]]
-) -> AsyncIterator[EventBase]:
+) -> AsyncGenerator[EventBase, None]:
     """Run ``work`` and yield the events of the session's thread as the bus carries them.
 
     The subscription closes when the work ends, so what is queued is read and then the

@@ -32,7 +32,7 @@ async def _threads(
             if sys.stdout.isatty():  # scripts read the rows; a person gets a header
                 print(f"{'id':12}  {'last active':16}  {'goals':>5}  title")
             for t in threads:
-                when = t.last_active.strftime("%Y-%m-%d %H:%M")
+                when = t.last_active.strftime("%Y-%m-%d %H:%M") if t.last_active else ""
                 print(f"{t.id:12}  {when}  {t.goal_count:>5}  {t.title}")
             return 0
         assert thread_id is not None

@@ -1,0 +1,126 @@
+"""SootheRunner: the one entry point the TUI and the headless CLI both call.
+
+``run`` classifies a request and dispatches it (subagent -> direct, autonomous -> goals,
+quiz -> answer, otherwise the agentic observe-act-verify loop). Its events go out on the
+bus, once; the caller gets a ``RunOutcome`` back (so do ``resume`` and ``run_goals``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from soothe.engine.events import (
+    Classified,
+    FinalAnswer,
+    RunFinished,
+    RunStarted,
+)
+from soothe.engine.outcome import RunOutcome
+from soothe.engine.runner.resume import ResumeRunner
+from soothe.engine.scope import Scope
+from soothe.engine.skills import UnknownSkill, load_skill, parse_invocation
+
+if TYPE_CHECKING:
+    pass
+
+
+class SootheRunner(ResumeRunner):
+    # --- the public entry -------------------------------------------------------------
+
+    async def run(
+        self,
+        text: str,
+        thread_id: str | None = None,
+        autonomous: bool = False,
+        subagent: str | None = None,
+    ) -> RunOutcome:
+        """Run one request; its events go out on the bus, the caller gets the outcome."""
+        thread_id = await self.ensure_thread(thread_id, text)
+        return await self._route(text, thread_id, autonomous, subagent)
+
+    async def resume(self, thread_id: str) -> RunOutcome:
+        """Continue the unfinished goals of a thread from their checkpoints."""
+        return await self._guarded(thread_id, self._resume)
+
+    async def run_goals(self, thread_id: str) -> RunOutcome:
+        """Run every ready goal of the thread through the scheduler (the TUI's /goal)."""
+        started = time.perf_counter()
+        calls_before = self.hub.usage.calls
+        before = self._goal_ids(thread_id)
+        ran = await self._schedule(thread_id, None)
+        return self._outcome(
+            thread_id, "answered", started, calls_before, before, touched=tuple(ran)
+        )
+
+    async def _route(
+        self, text: str, thread_id: str, autonomous: bool, subagent: str | None
+    ) -> RunOutcome:
+        started = time.perf_counter()
+        calls_before = self.hub.usage.calls
+        before = self._goal_ids(thread_id)
+        mode = "subagent" if subagent else "autonomous" if autonomous else "auto"
+        self.bus.publish(RunStarted(text=text, mode=mode, thread_id=thread_id))
+        history = await self._history(thread_id)
+        await self.context.add_message(thread_id, "user", text)
+        try:
+            answer = await self._dispatch(text, thread_id, autonomous, subagent, history)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._interrupted(thread_id))
+            raise
+        except Exception as exc:
+            error, kind = await self._failed(thread_id, exc)
+            return self._outcome(
+                thread_id, "failed", started, calls_before, before, error=error, kind=kind
+            )
+        await self.context.add_message(thread_id, "assistant", answer)
+        await self.context.touch_thread(thread_id)
+        outcome = self._outcome(thread_id, "answered", started, calls_before, before, answer=answer)
+        self.bus.publish(
+            RunFinished(
+                duration_s=outcome.duration_s,
+                model_calls=outcome.model_calls,
+                thread_id=thread_id,
+            )
+        )
+        return outcome
+
+    async def _dispatch(
+        self, text: str, thread_id: str, autonomous: bool, subagent: str | None, history: str
+    ) -> str:
+        scope = Scope(thread_id)
+        skill_text = ""
+        invocation = parse_invocation(text)
+        if invocation:
+            name, rest = invocation
+            try:
+                skill = load_skill(self.settings, name)
+            except UnknownSkill as exc:
+                raise ValueError(str(exc)) from None
+            skill_text = skill.text()
+            text = rest or f"Follow the '{name}' skill."
+        if subagent:
+            return await self._direct(text, thread_id, subagent)
+        if autonomous:
+            return await self._autonomous(text, thread_id, history, skill_text)
+        if invocation:
+            label = "complex"
+        else:
+            result = await self.classifier.classify(text, history=history, ids=dict(scope.fields()))
+            self.bus.publish(
+                Classified(
+                    label=result.label,
+                    reason=result.reason,
+                    answered=bool(result.answer.strip()) and result.label in ("quiz", "trivial"),
+                    thread_id=thread_id,
+                )
+            )
+            if result.label in ("quiz", "trivial") and result.answer.strip():
+                self.bus.publish(FinalAnswer(text=result.answer, thread_id=thread_id))
+                return result.answer
+            label = result.label
+        goal = await self.context.create_goal(text, thread_id=thread_id, source="user")
+        answer = await self._agentic(goal.id, thread_id, label, history, skill_text)
+        self.bus.publish(FinalAnswer(text=answer, thread_id=thread_id, goal_id=goal.id))
+        return answer

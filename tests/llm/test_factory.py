@@ -89,7 +89,7 @@ def test_package_import_is_light() -> None:
     code = (
         "import sys, soothe.engine.llm as L\n"
         "from soothe.engine.llm import doctor, errors, repair, schema, server, structured, usage\n"
-        "L.LLMError, L.ModelErrorKind, L.EventIds, L.repair_json, L.run_doctor\n"
+        "L.LLMError, L.ModelErrorKind, L.UsageTotals, L.repair_json, L.run_doctor\n"
         "heavy = [m for m in sys.modules if m.split('.')[0] in "
         "('langchain_core', 'langchain_ollama', 'langchain_openai', 'ollama', 'openai', 'httpx')]\n"
         "assert not heavy, heavy\n"

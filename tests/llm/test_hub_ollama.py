@@ -14,12 +14,12 @@ from soothe.engine.config import ModelSettings
 from soothe.engine.events import Usage
 from soothe.engine.llm.errors import LLMError, ModelErrorKind
 from soothe.engine.llm.hub import ModelHub
-from soothe.engine.llm.usage import EventIds
+from soothe.engine.scope import Scope
 from tests.fakes import FakeHTTPError, FakeOllamaModel, FakeOllamaServer, FakeReply
 from tests.llm.conftest import Answer, fast_hub
 
 Q = [HumanMessage(content="question")]
-IDS = EventIds(thread_id="t1", loop_id="l1", goal_id="g1", step_id="s1")
+IDS = Scope(thread_id="t1", loop_id="l1", goal_id="g1", step_id="s1")
 
 
 @tool

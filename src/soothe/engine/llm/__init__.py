@@ -19,10 +19,9 @@ if TYPE_CHECKING:
     from soothe.engine.llm.schema import UnboundedSchemaError, bounded_json_schema
     from soothe.engine.llm.server import ServerStatus, check_server
     from soothe.engine.llm.structured import StructuredResult
-    from soothe.engine.llm.usage import EventIds, UsageCounts, UsageTotals
+    from soothe.engine.llm.usage import UsageCounts, UsageTotals
 
 _EXPORTS = {
-    "EventIds": "usage",
     "LLMError": "errors",
     "ModelErrorKind": "errors",
     "ModelHub": "hub",
@@ -42,7 +41,6 @@ _EXPORTS = {
 }
 
 __all__ = [
-    "EventIds",
     "LLMError",
     "ModelErrorKind",
     "ModelHub",

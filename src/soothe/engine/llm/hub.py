@@ -41,7 +41,8 @@ from soothe.engine.llm.structured import (
     schema_hint,
 )
 from soothe.engine.llm.toolcalls import normalize_tool_calls
-from soothe.engine.llm.usage import EventIds, UsageCounts, UsageTotals
+from soothe.engine.llm.usage import UsageCounts, UsageTotals
+from soothe.engine.scope import Scope, ScopeFields
 
 if TYPE_CHECKING:
     from langchain_core.language_models.chat_models import BaseChatModel
@@ -52,7 +53,9 @@ if TYPE_CHECKING:
 __all__ = ["IdsLike", "ModelHub", "coerce_ids", "prompt_chars"]
 
 T = TypeVar("T", bound=BaseModel)
-IdsLike = EventIds | Mapping[str, Any] | None
+IdsLike = Scope | Mapping[str, Any] | None
+"""Where a call belongs: a Scope (a plain ids mapping is still accepted from callers
+not converted yet)."""
 
 
 class _CallbackFailed(Exception):
@@ -79,12 +82,12 @@ async def _settle_abandoned_streams(timeout: float = 1.0) -> None:
         await asyncio.wait(pending, timeout=timeout)
 
 
-def coerce_ids(ids: Any) -> EventIds | None:
-    """Accept EventIds, a dict with thread_id/loop_id/goal_id/step_id, or an object."""
-    if ids is None or isinstance(ids, EventIds):
+def coerce_ids(ids: IdsLike) -> Scope | None:
+    """The Scope of a call: a Scope as it is, or one from a thread/loop/goal/step mapping."""
+    if ids is None or isinstance(ids, Scope):
         return ids
-    get = ids.get if isinstance(ids, Mapping) else (lambda k, d=None: getattr(ids, k, d))
-    return EventIds(
+    get = ids.get
+    return Scope(
         thread_id=get("thread_id", "") or "",
         loop_id=get("loop_id", None),
         goal_id=get("goal_id", None),
@@ -338,7 +341,7 @@ class ModelHub:
     def _account(
         self,
         role: Role,
-        ids: EventIds | None,
+        ids: Scope | None,
         total: AIMessageChunk | None,
         chars: int,
         duration: float,
@@ -353,7 +356,7 @@ class ModelHub:
         )
         self.usage.record(counts, ids, role)
         if self.bus is not None:
-            fields = ids.as_event_fields() if ids is not None else {}
+            fields = ids.fields() if ids is not None else ScopeFields()
             self.bus.publish(
                 Usage(
                     model=self.model_name(role),

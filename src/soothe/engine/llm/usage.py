@@ -4,25 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["EventIds", "UsageCounts", "UsageTotals"]
+from soothe.engine.scope import Scope
 
-
-@dataclass(frozen=True, slots=True)
-class EventIds:
-    """Where a model call belongs; copied onto the Usage event it produces."""
-
-    thread_id: str = ""
-    loop_id: str | None = None
-    goal_id: str | None = None
-    step_id: str | None = None
-
-    def as_event_fields(self) -> dict[str, str | None]:
-        return {
-            "thread_id": self.thread_id,
-            "loop_id": self.loop_id,
-            "goal_id": self.goal_id,
-            "step_id": self.step_id,
-        }
+__all__ = ["UsageCounts", "UsageTotals"]
 
 
 @dataclass(slots=True)
@@ -72,9 +56,7 @@ class UsageTotals:
     def output_tokens(self) -> int:
         return self.total.output_tokens
 
-    def record(
-        self, counts: UsageCounts, ids: EventIds | None = None, role: str = "default"
-    ) -> None:
+    def record(self, counts: UsageCounts, ids: Scope | None = None, role: str = "default") -> None:
         self.total.add(counts)
         self.by_role.setdefault(role, UsageCounts()).add(counts)
         if ids is None:

@@ -3,7 +3,7 @@
 Open one per database file with ``await ContextEngine.open(path, bus=...)``.
 """
 
-from soothe.engine.context.engine import CALLBACK_NAMES, ContextEngine
+from soothe.engine.context.engine import ContextEngine
 from soothe.engine.context.errors import (
     ContextError,
     CycleError,
@@ -35,6 +35,7 @@ from soothe.engine.context.models import (
     ThreadMessage,
     ThreadRecord,
 )
+from soothe.engine.context.observers import CALLBACK_NAMES
 from soothe.engine.context.planning import (
     GoalPlanning,
     GoalScheduler,

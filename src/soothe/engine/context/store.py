@@ -28,6 +28,7 @@ from soothe.engine.context.models import (
     GoalNode,
     LedgerEntry,
     StepNode,
+    ThreadMessage,
     ThreadRecord,
 )
 
@@ -192,6 +193,56 @@ def goal_ops(old: GoalNode | None, new: GoalNode | None) -> list[Op]:
     return ops
 
 
+def goal_removal_ops(goal_id: str) -> list[Op]:
+    """What goes with a removed goal besides its row (see ``goal_ops``)."""
+    return [
+        ("DELETE FROM goal_edges WHERE dst = ?", (goal_id,)),
+        ("DELETE FROM steps WHERE goal_id = ?", (goal_id,)),
+        ("DELETE FROM evidence WHERE goal_id = ?", (goal_id,)),
+        ("DELETE FROM ledger WHERE goal_id = ?", (goal_id,)),
+    ]
+
+
+def step_removal_op(goal_id: str, step_id: str) -> Op:
+    return ("DELETE FROM steps WHERE goal_id = ? AND id = ?", (goal_id, step_id))
+
+
+def ledger_trim_op(cutoff: int) -> Op:
+    """Drop the ledger entries older than ``cutoff`` (the cap on its size)."""
+    return ("DELETE FROM ledger WHERE id < ?", (cutoff,))
+
+
+def insert_thread_op(record: ThreadRecord) -> Op:
+    return (
+        "INSERT INTO threads (id, title, created_at, last_active) VALUES (?, ?, ?, ?)",
+        (record.id, record.title, record.created_at, record.last_active),
+    )
+
+
+def touch_thread_op(record: ThreadRecord) -> Op:
+    return (
+        "UPDATE threads SET last_active = ?, title = ? WHERE id = ?",
+        (record.last_active, record.title, record.id),
+    )
+
+
+def thread_removal_ops(thread_id: str) -> list[Op]:
+    """A thread's row, messages and thread-level ledger (its goals go one by one)."""
+    return [
+        ("DELETE FROM ledger WHERE thread_id = ?", (thread_id,)),
+        ("DELETE FROM thread_messages WHERE thread_id = ?", (thread_id,)),
+        ("DELETE FROM threads WHERE id = ?", (thread_id,)),
+    ]
+
+
+def insert_message_op(message: ThreadMessage) -> Op:
+    return (
+        "INSERT INTO thread_messages (id, thread_id, role, content, created_at) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (message.id, message.thread_id, message.role, message.content, message.created_at),
+    )
+
+
 def _atomically(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -281,6 +332,23 @@ class Store:
     async def write(self, ops: Sequence[Op]) -> None:
         if ops:
             await self.run(lambda conn: _run_ops(conn, ops))
+
+    async def messages(self, thread_id: str, limit: int | None = None) -> list[ThreadMessage]:
+        """A thread's messages oldest first; with ``limit``, only the newest ``limit``."""
+        sql = (
+            "SELECT id, thread_id, role, content, created_at FROM thread_messages "
+            "WHERE thread_id = ? ORDER BY id DESC"
+        )
+        params: tuple[Any, ...] = (thread_id,)
+        if limit is not None:
+            sql += " LIMIT ?"
+            params = (thread_id, max(0, limit))
+        async with self.db.execute(sql, params) as cursor:
+            rows = await cursor.fetchall()
+        return [
+            ThreadMessage(id=r[0], thread_id=r[1], role=r[2], content=r[3], created_at=r[4])
+            for r in reversed(list(rows))
+        ]
 
     async def migrate(self) -> int:
         async with self.db.execute("PRAGMA user_version") as cursor:

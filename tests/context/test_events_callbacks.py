@@ -127,3 +127,28 @@ async def test_bus_topics_reach_goal_subscribers(engine: ContextEngine) -> None:
         "evidence.added",
     ]
     assert len(thread_sub.drain()) == 2
+
+
+async def test_callbacks_follow_the_bus_events(engine: ContextEngine, recorder: Any) -> None:
+    names = ("goal_sent_back", "goal_failed", "goal_resumed", "goal_validated")
+    seen = {name: recorder() for name in names}
+    for name, rec in seen.items():
+        engine.on(name, rec)
+    listeners_before = len(engine.bus._listeners)
+    remove = engine.on("goal_completed", recorder())
+    assert len(engine.bus._listeners) == listeners_before + 1  # a bus listener, no other list
+    remove()
+    assert len(engine.bus._listeners) == listeners_before
+    goal = await engine.create_goal("g")
+    await engine.activate_goal(goal.id)
+    await engine.send_back_goal(goal.id, "not convincing")
+    await engine.activate_goal(goal.id)
+    await engine.validate_goal(goal.id)
+    await engine.fail_goal(goal.id, "verification failed")  # validated -> failed -> pending
+    got = {name: rec.calls for name, rec in seen.items() if rec.calls}
+    assert got == {
+        "goal_sent_back": [(goal.id,)],
+        "goal_validated": [(goal.id,)],
+        "goal_failed": [(goal.id,)],
+        "goal_resumed": [(goal.id,)],
+    }

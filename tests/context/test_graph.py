@@ -35,6 +35,32 @@ async def test_dependency_cycle_is_refused_and_named(engine: ContextEngine) -> N
         await engine.add_dependency(a.id, a.id)
 
 
+async def test_would_cycle_is_the_check_add_dependency_refuses_with(
+    engine: ContextEngine,
+) -> None:
+    a = await engine.create_goal("a")
+    b = await engine.create_goal("b", depends_on=[a.id])
+    c = await engine.create_goal("c", depends_on=[b.id])
+    free = await engine.create_goal("free")
+    pairs = [(x.id, y.id) for x in (a, b, c, free) for y in (a, b, c, free)]
+    answers = {pair: engine.would_cycle(*pair) for pair in pairs}
+    assert {pair for pair, cycles in answers.items() if cycles} == {
+        (a.id, a.id),
+        (a.id, b.id),
+        (a.id, c.id),
+        (b.id, b.id),
+        (b.id, c.id),
+        (c.id, c.id),
+        (free.id, free.id),
+    }
+    for (goal_id, depends_on_id), cycles in answers.items():
+        if cycles:
+            with pytest.raises(CycleError):
+                await engine.add_dependency(goal_id, depends_on_id)
+    with pytest.raises(GoalNotFound):
+        engine.would_cycle(a.id, "G99")
+
+
 async def test_add_and_remove_dependency(engine: ContextEngine, events: list[EventBase]) -> None:
     a = await engine.create_goal("a")
     b = await engine.create_goal("b")

@@ -106,8 +106,9 @@ class InteractBroker:
         request, future = item
         if future.done():  # answered or cancelled; the asker has not resumed yet
             raise UnknownRequest(request_id)
-        expected = ClarificationResponse if isinstance(request, ClarificationRequest) else None
-        expected = expected or ApprovalResponse
+        expected: type[ClarificationResponse] | type[ApprovalResponse] = (
+            ClarificationResponse if isinstance(request, ClarificationRequest) else ApprovalResponse
+        )
         if not isinstance(response, expected):
             raise TypeError(f"{request_id} needs a {expected.__name__}")
         self._finish(request, response)

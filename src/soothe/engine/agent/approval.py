@@ -35,7 +35,7 @@ async def require_approval(ctx: ToolContext, tool: str, args: dict[str, Any], pa
         raise ApprovalRefused(f"{tool} was not run: it needs approval and nobody can be asked")
     request = ApprovalRequest(
         tool=tool,
-        args=preview(args),  # type: ignore[arg-type]
+        args=preview(args),
         path=path,
         **{k: ctx.ids.get(k) for k in ("loop_id", "goal_id", "step_id")},
         thread_id=ctx.ids.get("thread_id") or "",

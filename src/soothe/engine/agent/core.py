@@ -57,13 +57,13 @@ def pending_calls(message: AIMessage) -> list[dict[str, Any]]:
     calls: list[dict[str, Any]] = []
     for i, tc in enumerate(message.tool_calls):
         calls.append({"name": tc["name"], "args": tc["args"], "id": tc.get("id") or f"tc{i}"})
-    for i, tc in enumerate(message.invalid_tool_calls):
+    for i, bad in enumerate(message.invalid_tool_calls):
         calls.append(
             {
-                "name": tc.get("name") or "",
-                "args": tc.get("args"),
-                "id": tc.get("id") or f"itc{i}",
-                "error": tc.get("error"),
+                "name": bad.get("name") or "",
+                "args": bad.get("args"),
+                "id": bad.get("id") or f"itc{i}",
+                "error": bad.get("error"),
             }
         )
     return calls

@@ -12,6 +12,7 @@ import re
 import stat
 import threading
 from pathlib import Path
+from typing import BinaryIO
 
 from soothe.engine.agent.workspace import ToolError, Workspace
 
@@ -41,7 +42,7 @@ def _stat_file(ws: Workspace, target: Path, raw: str) -> os.stat_result:
     return st
 
 
-def _open_read(target: Path):  # type: ignore[no-untyped-def]
+def _open_read(target: Path) -> BinaryIO:
     try:
         fd = os.open(target, os.O_RDONLY | _NOFOLLOW)
     except OSError as exc:

@@ -60,7 +60,7 @@ def build_chat_model(settings: ModelSettings, role: Role = "default") -> BaseCha
         return ChatOpenAI(
             model=name,
             base_url=settings.resolved_base_url(),
-            api_key=settings.resolved_api_key() or NO_API_KEY,  # type: ignore[arg-type]
+            api_key=settings.resolved_api_key() or NO_API_KEY,
             temperature=settings.temperature,
             timeout=http_timeout(settings.timeout),
             max_retries=0,  # ModelHub retries itself, only where a retry can help

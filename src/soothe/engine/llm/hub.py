@@ -15,8 +15,8 @@ import contextlib
 import json
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from langchain_core.messages import (
     AIMessage,
@@ -301,7 +301,9 @@ class ModelHub:
             total: AIMessageChunk | None = None
             emitted = False
             try:
-                async with contextlib.aclosing(runnable.astream(messages)) as stream:
+                # astream is an async generator (typed as an iterator): closed on exit.
+                chunks = cast("AsyncGenerator[Any, None]", runnable.astream(messages))
+                async with contextlib.aclosing(chunks) as stream:
                     async for chunk in stream:
                         total = chunk if total is None else total + chunk
                         if on_token is not None and (piece := chunk.text):

@@ -84,8 +84,10 @@ async def check_server(settings: ModelSettings) -> ServerStatus:
         _fail(status, err)
         return status
     except Exception as exc:
-        err = map_error(exc, provider=status.provider, base_url=status.base_url, model=status.model)
-        _fail(status, err)
+        mapped = map_error(
+            exc, provider=status.provider, base_url=status.base_url, model=status.model
+        )
+        _fail(status, mapped)
         return status
     _judge(status)
     return status

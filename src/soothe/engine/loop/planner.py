@@ -16,6 +16,7 @@ from soothe.engine.loop.schemas import (
 )
 
 if TYPE_CHECKING:
+    from soothe.engine.llm.factory import Role
     from soothe.engine.llm.hub import ModelHub
 
 T = TypeVar("T", bound=BaseModel)
@@ -60,7 +61,7 @@ class LLMPlanner:
     def __init__(self, hub: ModelHub) -> None:
         self.hub = hub
 
-    async def _ask(self, schema: type[T], system: str, user: str, role: str, ids: Any) -> T:
+    async def _ask(self, schema: type[T], system: str, user: str, role: Role, ids: Any) -> T:
         from langchain_core.messages import HumanMessage, SystemMessage
 
         result = await self.hub.structured(

@@ -11,6 +11,7 @@ from textual.pilot import Pilot
 
 from soothe.app.main import SootheApp
 from soothe.engine.config import Settings
+from soothe.widgets.goal_tree import GoalTree
 from tests.app.fake_session import FakeSession
 
 
@@ -64,3 +65,8 @@ async def submit(app: SootheApp, pilot: Pilot[Any], text: str) -> None:
     app.prompt.focus()
     app.prompt.value = text
     await pilot.press("enter")
+
+
+def top_goals(tree: GoalTree) -> list[str]:
+    """The goals at the top of the goal tree, in the order shown."""
+    return [n.data.goal_id or "" for n in tree.root.children if n.data and n.data.kind == "goal"]

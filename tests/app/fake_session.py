@@ -2,8 +2,8 @@
 
 ``run()`` replays a script: events are published on a real EventBus (the app reads them
 there) and the call returns a RunOutcome; a ``Gate`` pauses the replay until the test
-opens it, an ``Ask`` goes through a real InteractBroker and waits for the app to answer. Goal commands change goals in memory and
-publish the events the engine would.
+opens it, an ``Ask`` goes through a real InteractBroker and waits for the app to answer.
+Goal commands change goals in memory and publish the events the engine would.
 """
 
 from __future__ import annotations
@@ -300,6 +300,15 @@ class FakeSession:
             seen.add(node)
             stack.extend(self._goals[node].depends_on)
         return False
+
+    def dependency_candidates(self, goal_id: str) -> list[str]:
+        """As the real Session: every other goal that would not close a cycle."""
+        taken = self._goals[goal_id].depends_on if goal_id in self._goals else []
+        return [
+            gid
+            for gid in self._goals
+            if gid != goal_id and gid not in taken and not self._reaches(gid, goal_id)
+        ]
 
     async def add_dependency(self, goal_id: str, depends_on: str) -> None:
         self.calls.append(("add_dependency", (goal_id, depends_on)))

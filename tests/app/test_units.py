@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from textual.binding import Binding
 from textual.theme import Theme
 
 from soothe.app.commands import parse, unescape
@@ -183,3 +184,44 @@ def test_wrap_keeps_every_character_of_a_long_stream() -> None:
     rng = random.Random(7)
     text = " ".join(rng.choice(["a", "bb", "ccc", "dddd", "eeeeeeeeeeeee"]) for _ in range(5000))
     assert "".join(wrap_line(text, 37)) == text
+
+
+def test_one_command_registry_drives_parsing_completion_help_palette_and_dispatch() -> None:
+    from soothe.app.commands import COMMANDS, words
+    from soothe.app.main import SootheApp
+    from soothe.app.screens.help import help_content
+    from soothe.widgets.prompt_input import matches
+
+    for command in COMMANDS:  # every row names a method the app has
+        assert callable(getattr(SootheApp, command.handler, None)), command.name
+        assert not (command.palette and command.passes != "nothing"), command.name
+    assert words()[0] == "/goal" and "/skill:" in words() and len(words()) == len(COMMANDS)
+    assert matches("/th", words(), lambda word: ()) == ["/theme ", "/threads "]
+    assert matches("/sk", words(), lambda word: ()) == ["/skill:"]
+    themes = {"/theme": ["soothe-dusk", "soothe-light"]}
+    assert matches("/theme soothe-l", words(), lambda w: themes.get(w, [])) == [
+        "/theme soothe-light"
+    ]
+    skill = parse("/skill:triage the inbox")
+    assert skill is not None and skill.arguments() == ("/skill:triage the inbox",)
+    goal = parse("/goal  Write docs ")
+    assert goal is not None and goal.arguments() == ("Write docs",)
+    quit_ = parse("/QUIT")
+    assert quit_ is not None and quit_.arguments() == () and quit_.problem() is None
+    help_text = help_content({}).plain
+    assert all(f"  {command.word:<20}{command.summary}" in help_text for command in COMMANDS)
+
+
+def test_widgets_declare_their_bindings_and_the_keymap_gathers_them() -> None:
+    from soothe.app.keymap import scopes
+    from soothe.widgets.goal_tree import GoalTree
+    from soothe.widgets.prompt_input import PromptInput
+
+    gathered = dict(scopes())
+    tree_ids = [b.id for b in GoalTree.BINDINGS if isinstance(b, Binding)]
+    assert [b.id for b in gathered["Goal tree (focused)"]] == tree_ids
+    assert [b.id for b in gathered["Prompt"]] == [
+        b.id for b in PromptInput.BINDINGS if isinstance(b, Binding) and b.id
+    ]
+    ids = [b.id for _, bindings in scopes() for b in bindings]
+    assert len(ids) == len(set(ids)) == len(all_ids())

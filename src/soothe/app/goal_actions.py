@@ -7,7 +7,7 @@ goal.created / goal.updated / goal.status_changed, and the handler draws it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from soothe.app.screens.dialogs import ConfirmDialog, EvidenceDialog
@@ -26,20 +26,6 @@ else:
 
 PRIORITY_STEP = 10
 TERMINAL = ("completed", "failed", "cancelled")
-
-
-def _waits_for(goals: Mapping[str, GoalView], start: str, target: str) -> bool:
-    """Does ``start`` (transitively) depend on ``target``? Then target -> start is a cycle."""
-    stack, seen = [start], set()
-    while stack:
-        node = stack.pop()
-        if node == target:
-            return True
-        if node in seen or node not in goals:
-            continue
-        seen.add(node)
-        stack.extend(goals[node].depends_on)
-    return False
 
 
 class GoalActions(_Base):
@@ -82,12 +68,11 @@ class GoalActions(_Base):
 
     def _pick_dependency(self, goal: GoalView) -> None:
         gid = goal.id
-        goals = self.handler.goals
-        candidates = [
-            g
-            for g in goals.values()
-            if g.id != gid and g.id not in goal.depends_on and not _waits_for(goals, g.id, gid)
-        ]
+        if self.session is None:
+            self.notify("The engine is not loaded yet.", severity="warning")
+            return
+        allowed = set(self.session.dependency_candidates(gid))  # the engine's cycle check
+        candidates = [g for g in self.handler.goals.values() if g.id in allowed]
         if not candidates:
             self.notify("No other goal to wait for (without a cycle).", severity="warning")
             return

@@ -65,6 +65,11 @@ class SessionAPI(Protocol):
     async def add_dependency(self, goal_id: str, depends_on: str) -> None:
         """Raises ValueError with a one-line message when the edge would make a cycle."""
 
+    def dependency_candidates(self, goal_id: str) -> list[str]:
+        """The goals ``goal_id`` may newly wait for: not itself, not already a dependency,
+        none that would close a cycle (the engine's own check)."""
+        ...
+
     async def cancel_goal(self, goal_id: str) -> None: ...
 
     async def toggle_suspend(self, goal_id: str) -> None: ...

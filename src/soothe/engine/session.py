@@ -345,6 +345,20 @@ class Session:
     async def add_dependency(self, goal_id: str, depends_on: str) -> None:
         await self.context.add_dependency(goal_id, depends_on)
 
+    def dependency_candidates(self, goal_id: str) -> list[str]:
+        """This thread's goals ``goal_id`` may newly wait for: not itself, not already a
+        dependency, none that would close a cycle (``ContextEngine.would_cycle``)."""
+        if not self._started:
+            return []
+        goal = self.context.get_goal(goal_id)
+        return [
+            other.id
+            for other in self.context.list_goals(thread_id=self.thread_id)
+            if other.id != goal_id
+            and other.id not in goal.depends_on
+            and not self.context.would_cycle(goal_id, other.id)
+        ]
+
     async def cancel_goal(self, goal_id: str) -> None:
         await self.context.cancel_goal(goal_id, reason="cancelled by the user")
 

@@ -144,15 +144,11 @@ class GoalTree(Tree[NodeRef], inherit_bindings=False):
 
     # -- queries ---------------------------------------------------------------------------
 
-    @property
-    def goal_ids(self) -> list[str]:
-        return list(self._goals)
-
     def goal(self, goal_id: str) -> GoalView | None:
         return self._goals.get(goal_id)
 
     def display_status(self, goal_id: str) -> str:
-        goal = self._goals.get(goal_id)
+        goal = self.goal(goal_id)
         if goal is None:
             return "pending"
         if goal_id in self._awaiting and goal.status not in ("completed", "failed", "cancelled"):
@@ -362,7 +358,7 @@ class GoalTree(Tree[NodeRef], inherit_bindings=False):
         """``s`` reads Suspend or Resume for the goal under the cursor (the footer shows one)."""
         if action == "command" and parameters and parameters[0] in ("suspend", "resume"):
             ref = self.selected_ref
-            goal = self._goals.get(ref.goal_id or "") if ref.kind in ("goal", "step") else None
+            goal = self.goal(ref.goal_id or "") if ref.kind in ("goal", "step") else None
             suspended = goal is not None and goal.status == "suspended"
             return suspended == (parameters[0] == "resume")
         return True

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from soothe.frontends.headless import progress_line
 from soothe.engine.config import load_settings
 from soothe.engine.events import ToolCalled
 from soothe.engine.skills import list_skills
+from soothe.frontends.headless import progress_line
 
 
 def test_skill_summary_uses_frontmatter_description_or_first_line(

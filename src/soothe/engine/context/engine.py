@@ -38,7 +38,6 @@ from soothe.engine.context.models import (
     ThreadMessage,
     ThreadRecord,
 )
-from soothe.engine.context.observers import CALLBACK_NAMES
 from soothe.engine.context.planning import PlanningFacade
 from soothe.engine.context.projection import ContextBundle, build_bundle
 from soothe.engine.context.records import RecordOps

@@ -39,7 +39,9 @@ def next_seq() -> int:
 class EventBase(BaseModel):
     """Fields every event carries. ``seq`` is process-wide and strictly increasing."""
 
-    model_config = ConfigDict(extra="forbid")
+    # defer_build: the 28 event schemas are built on first use (the first event a run
+    # publishes), not at import, so the first frame does not wait for them
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     seq: int = Field(default_factory=next_seq)
     ts: float = Field(default_factory=time.time)
@@ -128,7 +130,7 @@ class GoalRemoved(EventBase):
 
 
 class PlannedStep(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str
     description: str
@@ -322,13 +324,20 @@ Event = Annotated[
     Field(discriminator="type"),
 ]
 
-EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+_ADAPTER: list[TypeAdapter[Event]] = []
+
+
+def event_adapter() -> TypeAdapter[Event]:
+    """The union's validator, built on first use (building it costs ~50 ms)."""
+    if not _ADAPTER:
+        _ADAPTER.append(TypeAdapter(Event))
+    return _ADAPTER[0]
 
 
 def parse_event(data: str | bytes | dict[str, Any]) -> Event:
     if isinstance(data, dict):
-        return EVENT_ADAPTER.validate_python(data)
-    return EVENT_ADAPTER.validate_json(data)
+        return event_adapter().validate_python(data)
+    return event_adapter().validate_json(data)
 
 
 def event_types() -> list[type[EventBase]]:

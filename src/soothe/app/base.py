@@ -104,6 +104,11 @@ class SootheBase(App[None]):
             thread=session.thread_id,
         )
 
+    def sync_server_state(self) -> None:
+        """The status line (and, in ``app/boot.py``, the no-server notice) follow the
+        session's provider status."""
+        self.show_session_status()
+
     def back_to_main(self) -> None:
         while len(self.screen_stack) > 1 and not isinstance(self.screen, MainScreen):
             self.pop_screen()

@@ -24,6 +24,8 @@ else:
 
 NO_SERVER_NOTICE = "no-server"
 ENGINE_NOTICE = "engine"
+SERVER_RECHECK_S = 15.0
+"""While the server is unreachable (and no run is going), check it this often."""
 
 
 class BootMixin(_Base):
@@ -47,6 +49,7 @@ class BootMixin(_Base):
             status.set(model=self.settings.model.display_name)
         if self.animated:
             self.set_interval(1 / 8, self._tick)
+            self.set_interval(SERVER_RECHECK_S, self._recheck_in_worker)
         self.call_after_refresh(self._first_frame)
 
     def _tick(self) -> None:
@@ -104,6 +107,32 @@ class BootMixin(_Base):
         with contextlib.suppress(Exception):
             self.models = await self.session.list_models()
 
+    def _recheck_in_worker(self) -> None:
+        session = self.session
+        if self.session_ready and not self.running and session is not None:
+            if session.provider_status == "unreachable":
+                self.run_worker(self.recheck_server(), group="server-check", exit_on_error=False)
+
+    async def recheck_server(self) -> None:
+        """Ask the server again (a check, not a run); the screen follows the answer."""
+        refresh = getattr(self.session, "refresh_provider_status", None)
+        if callable(refresh):
+            with contextlib.suppress(Exception):
+                await refresh()
+        self.sync_server_state()
+
+    def sync_server_state(self) -> None:
+        """The status line and the no-server notice follow the session's provider status,
+        both ways: a run that succeeds or a check that passes takes the notice away."""
+        session = self.session
+        if session is None or self.engine_failed:
+            return
+        self.show_session_status()
+        if session.provider_status == "reachable" and self.main.has_notice(NO_SERVER_NOTICE):
+            self.main.remove_notice(NO_SERVER_NOTICE)
+            self.notify("The model server answers again.", title="Model server")
+            self.run_worker(self._load_models(), group="models", exit_on_error=False)
+
     def _engine_unavailable(self, exc: BaseException) -> None:
         self.engine_failed = True
         self.main.status.set(provider="offline")
@@ -121,7 +150,7 @@ class BootMixin(_Base):
                 body,
                 actions=(("dismiss", "Dismiss"),),
                 error=True,
-                id=ENGINE_NOTICE,
+                key=ENGINE_NOTICE,
             )
         )
         self.notify(str(exc)[:200], title="Engine unavailable", severity="error")
@@ -153,7 +182,7 @@ class BootMixin(_Base):
                 "No model server",
                 body,
                 actions=(("demo", "Use demo model"), ("dismiss", "Dismiss")),
-                id=NO_SERVER_NOTICE,
+                key=NO_SERVER_NOTICE,
             )
         )
 
@@ -164,8 +193,7 @@ class BootMixin(_Base):
             return
         self.session.use_demo()
         self.show_session_status()
-        for notice in self.main.query(f"#{NO_SERVER_NOTICE}"):
-            notice.remove()
+        self.main.remove_notice(NO_SERVER_NOTICE)
         self.notify("Using the demo model: answers are canned, no server needed.")
 
     def _main_ready(self) -> None:
@@ -174,7 +202,7 @@ class BootMixin(_Base):
     def on_notice_action(self, event: Notice.Action) -> None:
         if event.action == "demo":
             self.use_demo()
-        event.notice.remove()
+        self.main.remove_notice(event.notice)
         self.prompt.focus()
 
     async def on_unmount(self) -> None:

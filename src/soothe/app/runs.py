@@ -118,7 +118,8 @@ class RunControl(_Base):
         finally:
             if self.running:  # no RunFinished / RunFailed came
                 self.run_ended(None)
-            self.show_session_status()  # the run may have created the thread
+            # the run may have created the thread, or found the server back
+            self.sync_server_state()
 
     async def _settle(self) -> None:
         with contextlib.suppress(Exception):

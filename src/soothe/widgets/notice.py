@@ -1,4 +1,9 @@
-"""Notice: a dismissible banner above the stream (no model server, engine missing)."""
+"""Notice: a dismissible banner above the stream (no model server, engine missing).
+
+A notice has a ``key`` (``"no-server"``), not a DOM id: the screen keeps one notice per
+key and replaces its text in place (``Notice.show``), so showing, replacing and removing
+the same notice any number of times never mounts two widgets with one id.
+"""
 
 from __future__ import annotations
 
@@ -37,12 +42,28 @@ class Notice(Vertical):
         *,
         actions: tuple[tuple[str, str], ...] = (),
         error: bool = False,
-        id: str | None = None,
+        key: str = "",
     ) -> None:
-        super().__init__(id=id, classes="-error" if error else "")
+        super().__init__(classes=f"notice-{key}" if key else "")
+        self.key = key
         self.border_title = title
         self.body = body
         self.actions = actions
+        self.set_class(error, "-error")
+
+    @property
+    def leaving(self) -> bool:
+        """Removed, or being removed: a new notice with this key needs a new widget."""
+        return not self.is_attached or self._pruning
+
+    def show(self, other: Notice) -> None:
+        """Take ``other``'s title, body, actions and severity, in place."""
+        self.border_title = other.border_title
+        self.set_class(other.has_class("-error"), "-error")
+        if (other.body, other.actions) != (self.body, self.actions):
+            self.body = other.body
+            self.actions = other.actions
+            self.refresh(recompose=True)
 
     def compose(self) -> ComposeResult:
         yield Static(Content(self.body), classes="notice-body")

@@ -32,6 +32,8 @@ class MainScreen(Screen[None]):
         self.prompt = prompt
         self.status = StatusLine(id="status")
         self.goals_empty = Static(EMPTY_GOALS, id="goals-empty")
+        self.notices: dict[str, Notice] = {}
+        """The notice on screen for each key (one at most)."""
         self.evidence_chosen: bool | None = None
         """The user's explicit show/hide of the evidence panel (None: by width)."""
 
@@ -65,10 +67,31 @@ class MainScreen(Screen[None]):
     def goals_changed(self, count: int) -> None:
         self.goals_empty.display = count == 0
 
-    def show_notice(self, notice: Notice) -> None:
-        for old in self.query(f"#{notice.id}") if notice.id else ():
-            old.remove()
+    def show_notice(self, notice: Notice) -> Notice:
+        """Show ``notice``; one already on screen with its key takes its text instead."""
+        current = self.notices.get(notice.key) if notice.key else None
+        if current is not None and not current.leaving:
+            current.show(notice)
+            return current
+        if notice.key:
+            self.notices[notice.key] = notice
         self.query_one("#center", Vertical).mount(notice, before=0)
+        return notice
+
+    def remove_notice(self, key_or_notice: str | Notice) -> None:
+        """Remove a notice (by key or the widget); nothing happens if it is gone already."""
+        if isinstance(key_or_notice, Notice):
+            notice: Notice | None = key_or_notice
+            if self.notices.get(key_or_notice.key) is key_or_notice:
+                del self.notices[key_or_notice.key]
+        else:
+            notice = self.notices.pop(key_or_notice, None)
+        if notice is not None and not notice.leaving:
+            notice.remove()
+
+    def has_notice(self, key: str) -> bool:
+        notice = self.notices.get(key)
+        return notice is not None and not notice.leaving
 
     def toggle_evidence(self) -> None:
         """ctrl+e: show and focus; again (while focused) hide and go back to the prompt."""

@@ -67,7 +67,8 @@ def test_memory_recalls_a_finding_of_another_thread(soothe, brain: Brain, env: E
     assert len(db.threads) == 2
     first, second = db.goals
     assert first.thread_id != second.thread_id
-    (boot,) = [e for e in db.evidence[second.id] if e.kind == "bootstrap"]
+    recalled = [e for e in db.evidence[second.id] if e.summary.startswith("recalled")]
+    (boot,) = [e for e in recalled if e.kind == "bootstrap"]
     assert boot.content == "The server listens on port 8731."
     assert first.thread_id in boot.summary
 

@@ -10,6 +10,14 @@ most that many informing goals; ``max_steps_per_goal`` steps listed; ``max_ledge
 and ``max_ledger_chars`` for the ledger; ``max_lineage_chars`` for the lineage line, and
 again for the focus goal's own findings and for the informing goals' findings together.
 Every description and step result is clipped, so ``render()`` is bounded too.
+
+What every prompt gets besides the goal's own neighbourhood, all bounded:
+- the project instructions and the invoked skill's text, and the workspace facts the
+  loader gathered (``engine/loader.py``): ``bootstrap`` evidence whose summary carries a
+  tag (``bootstrap_summary``), at most ``MAX_FACTS_CHARS`` of facts together;
+- a summary of the goal DAG the focus belongs to: counts by status over the goals
+  connected to it (any relation, either direction; at most ``DAG_SCAN_LIMIT`` visited,
+  breadth first) and the nearest of them not already listed as neighbours.
 """
 
 from __future__ import annotations
@@ -22,12 +30,31 @@ from pydantic import BaseModel, ConfigDict, Field
 from soothe.engine.config import ProjectionSettings
 from soothe.engine.context.graph import GoalGraph
 from soothe.engine.context.ledger import Ledger
-from soothe.engine.context.models import GoalNode, StepNode
+from soothe.engine.context.models import EvidenceEntry, GoalNode, StepNode
 from soothe.engine.context.steps import StepDAG
 from soothe.engine.text import clip as text_clip
 
 DESCRIPTION_CHARS = 240
 STEP_TEXT_CHARS = 200
+MAX_FACTS_CHARS = 5000
+"""Workspace facts (listing, file heads) shown together in one prompt."""
+MAX_INSTRUCTIONS_CHARS = 4000
+"""The project instructions and the skill text, each."""
+DAG_SCAN_LIMIT = 500
+"""Goals visited (breadth first from the focus) for the DAG summary."""
+
+BOOTSTRAP_TAGS = ("instructions", "skill", "listing", "file", "missing")
+
+
+def bootstrap_summary(tag: str, what: str) -> str:
+    """The summary of a loader's ``bootstrap`` evidence entry: ``"<tag>: <what>"``."""
+    assert tag in BOOTSTRAP_TAGS, tag
+    return f"{tag}: {what}"
+
+
+def bootstrap_tag(summary: str) -> str | None:
+    tag, sep, _ = summary.partition(": ")
+    return tag if sep and tag in BOOTSTRAP_TAGS else None
 
 
 def clip(text: str, limit: int) -> str:
@@ -70,8 +97,31 @@ class InformedFindings(_Model):
     findings: str
 
 
+class Fact(_Model):
+    """One workspace fact from the loader: its evidence id, what it is, its text."""
+
+    id: str
+    summary: str
+    content: str = ""
+
+
+class DagSummary(_Model):
+    """The goal DAG the focus belongs to, bounded: counts by status and nearest goals."""
+
+    size: int = 1
+    capped: bool = False
+    counts: dict[str, int] = Field(default_factory=dict)
+    nearest: list[GoalBrief] = Field(default_factory=list)
+
+
 class ContextBundle(_Model):
     goal: GoalBrief
+    instructions: str = ""
+    instructions_source: str = ""
+    skill: str = ""
+    skill_name: str = ""
+    facts: list[Fact] = Field(default_factory=list)
+    dag: DagSummary = Field(default_factory=DagSummary)
     findings: str = ""
     lineage: str = ""
     goals: list[GoalBrief] = Field(default_factory=list)
@@ -84,12 +134,29 @@ class ContextBundle(_Model):
     def render(self) -> str:
         g = self.goal
         out = [f"## Goal {g.id} [{g.status}, priority {g.priority}]", g.description]
+        if self.instructions:
+            out += ["", f"## Project instructions ({self.instructions_source})", self.instructions]
+        if self.skill:
+            out += ["", f"## Skill instructions ({self.skill_name})", self.skill]
+        if self.facts:
+            out += ["", "## Workspace facts (read by Soothe before planning)"]
+            for fact in self.facts:
+                out.append(f"[{fact.id}] {fact.summary}")
+                if fact.content:
+                    out.append(fact.content)
         if self.lineage:
             out += ["", "## Lineage (root first)", self.lineage]
         others = [b for b in self.goals if b.relation != "focus"]
         if others:
             out += ["", "## Related goals"]
             out += [f"- {b.id} ({b.relation}) [{b.status}] {b.description}" for b in others]
+        if self.dag.size > 1:
+            counts = ", ".join(f"{k} {v}" for k, v in sorted(self.dag.counts.items()))
+            more = "+" if self.dag.capped else ""
+            out += ["", f"## Goal DAG ({self.dag.size}{more} connected goals: {counts})"]
+            out += [
+                f"- {b.id} ({b.relation}) [{b.status}] {b.description}" for b in self.dag.nearest
+            ]
         if self.steps_total:
             counts = ", ".join(f"{k} {v}" for k, v in sorted(self.step_counts.items()))
             out += ["", f"## Steps ({len(self.steps)} of {self.steps_total} shown; {counts})"]
@@ -169,6 +236,81 @@ def _neighbours(graph: GoalGraph, goal: GoalNode) -> Iterator[tuple[str, str]]:
         yield other, "conflicts_with"
 
 
+def _connected(graph: GoalGraph, goal: GoalNode) -> Iterator[tuple[str, int, str]]:
+    """(goal id, distance, how it was reached) for every goal connected to ``goal`` by any
+    relation in either direction, breadth first; the focus itself first at distance 0."""
+    seen = {goal.id}
+    frontier = [goal.id]
+    yield goal.id, 0, "focus"
+    distance = 0
+    while frontier:
+        distance += 1
+        nxt: list[str] = []
+        for gid in frontier:
+            node = graph.goals[gid]
+            links: list[tuple[str, str]] = []
+            if node.parent_id:
+                links.append((node.parent_id, "parent"))
+            links += [(c, "child") for c in graph.children.get(gid, {})]
+            links += [(d, "depends_on") for d in node.depends_on]
+            links += [(d, "dependent") for d in graph.dependents.get(gid, {})]
+            links += [(i, "informs") for i in graph.informed_by.get(gid, {})]
+            links += [(i, "informed") for i in node.informs]
+            links += [(c, "conflicts_with") for c in node.conflicts_with]
+            for other, how in links:
+                if other in seen or other not in graph.goals:
+                    continue
+                seen.add(other)
+                nxt.append(other)
+                yield other, distance, how
+        frontier = nxt
+
+
+def _dag_summary(graph: GoalGraph, goal: GoalNode, listed: set[str], limit: int) -> DagSummary:
+    counts: dict[str, int] = {}
+    nearest: list[GoalBrief] = []
+    size = 0
+    capped = False
+    for gid, distance, how in _connected(graph, goal):
+        if size >= DAG_SCAN_LIMIT:
+            capped = True
+            break
+        size += 1
+        node = graph.goals[gid]
+        counts[node.status] = counts.get(node.status, 0) + 1
+        if gid not in listed and len(nearest) < limit:
+            relation = how if distance == 1 else f"{distance} links away"
+            nearest.append(_brief(node, relation))
+    return DagSummary(size=size, capped=capped, counts=counts, nearest=nearest)
+
+
+def _facts(
+    evidence: Sequence[EvidenceEntry], budget: int
+) -> tuple[list[Fact], tuple[str, str], tuple[str, str]]:
+    """The loader's evidence: workspace facts (within ``budget`` chars), the project
+    instructions and the skill text (source, text), each bounded."""
+    facts: list[Fact] = []
+    instructions = ("", "")
+    skill = ("", "")
+    for entry in evidence:
+        if entry.kind != "bootstrap":
+            continue
+        tag = bootstrap_tag(entry.summary)
+        if tag is None:
+            continue
+        what = entry.summary.partition(": ")[2]
+        if tag == "instructions":
+            instructions = (what, clip(entry.content, MAX_INSTRUCTIONS_CHARS))
+        elif tag == "skill":
+            skill = (what, clip(entry.content, MAX_INSTRUCTIONS_CHARS))
+        elif budget > 0:
+            head = clip(entry.summary, STEP_TEXT_CHARS)
+            content = clip(entry.content, max(0, budget - len(head)))
+            budget -= len(head) + len(content)
+            facts.append(Fact(id=entry.id, summary=head, content=content))
+    return facts, instructions, skill
+
+
 def build_bundle(
     graph: GoalGraph,
     dags: Mapping[str, StepDAG],
@@ -176,6 +318,7 @@ def build_bundle(
     goal_id: str,
     bounds: ProjectionSettings,
     phases: Sequence[str] | None = None,
+    evidence: Sequence[EvidenceEntry] = (),
 ) -> ContextBundle:
     goal = graph.goals[goal_id]
     focus = _brief(goal, "focus").model_copy(
@@ -243,8 +386,18 @@ def build_bundle(
         )
     lines.reverse()
 
+    facts, (instructions_source, instructions), (skill_name, skill) = _facts(
+        evidence, MAX_FACTS_CHARS
+    )
+    listed = {b.id for b in goals}
     return ContextBundle(
         goal=goals[0],
+        instructions=instructions,
+        instructions_source=instructions_source,
+        skill=skill,
+        skill_name=skill_name,
+        facts=facts,
+        dag=_dag_summary(graph, goal, listed, bounds.max_goals),
         findings=clip(goal.findings, bounds.max_lineage_chars),
         lineage=_lineage(graph, graph.ancestors(goal_id), bounds.max_lineage_chars),
         goals=goals,

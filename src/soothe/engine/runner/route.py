@@ -1,7 +1,10 @@
 """SootheRunner: the one entry point the TUI and the headless CLI both call.
 
-``run`` classifies a request and dispatches it (subagent -> direct, autonomous -> goals,
-quiz -> answer, otherwise the agentic observe-act-verify loop). Its events go out on the
+``run`` grounds a request (the deterministic loader: named files, the workspace listing,
+project instructions), classifies it and dispatches it (subagent -> direct, autonomous ->
+goals, quiz -> answer, otherwise the agentic observe-act-verify loop). A grounded request,
+``/task TEXT`` and ``--task`` never take the quiz route; a quiz answer that echoes our own
+labels or schema is rerouted to the task path. Its events go out on the
 bus, once; the caller gets a ``RunOutcome`` back (so do ``resume`` and ``run_goals``).
 """
 
@@ -11,12 +14,15 @@ import asyncio
 import time
 from typing import TYPE_CHECKING
 
+from soothe.engine.agent.workspace import Workspace
+from soothe.engine.context.projection import bootstrap_summary
 from soothe.engine.events import (
     Classified,
     FinalAnswer,
     RunFinished,
     RunStarted,
 )
+from soothe.engine.loader import Grounding, ground, split_task
 from soothe.engine.outcome import RunOutcome
 from soothe.engine.runner.resume import ResumeRunner
 from soothe.engine.scope import Scope
@@ -36,9 +42,11 @@ class SootheRunner(ResumeRunner):
         autonomous: bool = False,
         subagent: str | None = None,
     ) -> RunOutcome:
-        """Run one request; its events go out on the bus, the caller gets the outcome."""
+        """Run one request; its events go out on the bus, the caller gets the outcome.
+        ``/task TEXT`` forces the task path (never a quiz answer)."""
+        text, forced = split_task(text)
         thread_id = await self.ensure_thread(thread_id, text)
-        return await self._route(text, thread_id, autonomous, subagent)
+        return await self._route(text, thread_id, autonomous, subagent, forced)
 
     async def resume(self, thread_id: str) -> RunOutcome:
         """Continue the unfinished goals of a thread from their checkpoints."""
@@ -55,7 +63,12 @@ class SootheRunner(ResumeRunner):
         )
 
     async def _route(
-        self, text: str, thread_id: str, autonomous: bool, subagent: str | None
+        self,
+        text: str,
+        thread_id: str,
+        autonomous: bool,
+        subagent: str | None,
+        forced: bool = False,
     ) -> RunOutcome:
         started = time.perf_counter()
         calls_before = self.hub.usage.calls
@@ -65,7 +78,9 @@ class SootheRunner(ResumeRunner):
         history = await self._history(thread_id)
         await self.context.add_message(thread_id, "user", text)
         try:
-            answer = await self._dispatch(text, thread_id, autonomous, subagent, history)
+            answer = await self._dispatch(
+                text, thread_id, autonomous, subagent, history, forced=forced
+            )
         except asyncio.CancelledError:
             await asyncio.shield(self._interrupted(thread_id))
             raise
@@ -87,10 +102,18 @@ class SootheRunner(ResumeRunner):
         return outcome
 
     async def _dispatch(
-        self, text: str, thread_id: str, autonomous: bool, subagent: str | None, history: str
+        self,
+        text: str,
+        thread_id: str,
+        autonomous: bool,
+        subagent: str | None,
+        history: str,
+        *,
+        forced: bool = False,
     ) -> str:
         scope = Scope(thread_id)
         skill_text = ""
+        skill_name = ""
         invocation = parse_invocation(text)
         if invocation:
             name, rest = invocation
@@ -98,16 +121,20 @@ class SootheRunner(ResumeRunner):
                 skill = load_skill(self.settings, name)
             except UnknownSkill as exc:
                 raise ValueError(str(exc)) from None
-            skill_text = skill.text()
+            skill_text, skill_name = skill.text(), name
             text = rest or f"Follow the '{name}' skill."
         if subagent:
             return await self._direct(text, thread_id, subagent)
         if autonomous:
             return await self._autonomous(text, thread_id, history, skill_text)
+        workspace = Workspace.at(self.settings.tools.resolved_workspace())
+        grounding = ground(text, workspace, forced=forced or bool(invocation))
         if invocation:
             label = "complex"
         else:
-            result = await self.classifier.classify(text, history=history, ids=dict(scope.fields()))
+            result = await self.classifier.classify(
+                text, history=history, ids=dict(scope.fields()), task=grounding.task
+            )
             self.bus.publish(
                 Classified(
                     label=result.label,
@@ -121,6 +148,34 @@ class SootheRunner(ResumeRunner):
                 return result.answer
             label = result.label
         goal = await self.context.create_goal(text, thread_id=thread_id, source="user")
-        answer = await self._agentic(goal.id, thread_id, label, history, skill_text)
+        await self._bootstrap(goal.id, grounding, workspace, skill_name, skill_text)
+        # The skill text reaches every prompt through the goal's context bundle (plan,
+        # step and completion), not only the planner's.
+        answer = await self._agentic(goal.id, thread_id, label, history)
         self.bus.publish(FinalAnswer(text=answer, thread_id=thread_id, goal_id=goal.id))
         return answer
+
+    async def _bootstrap(
+        self,
+        goal_id: str,
+        grounding: Grounding,
+        workspace: Workspace,
+        skill_name: str,
+        skill_text: str,
+    ) -> None:
+        """The loader's facts, the project instructions and the skill as ``bootstrap``
+        evidence of the goal (stable ids), which the projection puts in every prompt."""
+        if not grounding.task:  # a request the loader did not ground still gets these
+            from soothe.engine.loader import load_instructions
+
+            grounding.instructions = load_instructions(workspace)
+        facts = grounding.facts()
+        if skill_text:
+            facts.insert(
+                1 if grounding.instructions else 0,
+                (bootstrap_summary("skill", skill_name), skill_text),
+            )
+        for summary, content in facts:
+            await self.context.add_evidence(
+                goal_id, kind="bootstrap", summary=summary, content=content
+            )

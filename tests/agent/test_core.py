@@ -112,7 +112,7 @@ async def test_budget_exhaustion_forces_an_answer(ws: Path) -> None:
     def respond(messages: list[Any], info: dict[str, Any]) -> Any:
         if info["tool_names"]:
             n = info["index"]
-            return tool_reply("list_dir", {"path": "."}, call_id=f"c{n}")
+            return tool_reply("list_dir", {"path": [".", "docs", "src"][n % 3]}, call_id=f"c{n}")
         return "Out of budget; the project has README.md, docs and src."
 
     model = ScriptedChatModel(responder=respond)
@@ -127,7 +127,10 @@ async def test_budget_exhaustion_forces_an_answer(ws: Path) -> None:
 
 
 async def test_extra_calls_in_one_reply_beyond_budget_are_not_run(ws: Path) -> None:
-    calls = [{"name": "list_dir", "args": {}, "id": f"c{i}"} for i in range(3)]
+    calls = [
+        {"name": "list_dir", "args": {"path": p}, "id": f"c{i}"}
+        for i, p in enumerate([".", "docs", "src"])
+    ]
     model = ScriptedChatModel(script=[ScriptedReply(tool_calls=calls), "done"])
     agent, _, _ = build(ws, model, budget=2)
     out = await run(agent)
@@ -182,9 +185,15 @@ async def test_transport_error_fails_the_step(ws: Path) -> None:
 
 
 async def test_empty_answer_is_not_ok(ws: Path) -> None:
-    agent, _, _ = build(ws, ScriptedChatModel(script=["   "]))
+    model = ScriptedChatModel(script=["   ", ""])
+    agent, _, _ = build(ws, model)
     out = await run(agent)
     assert not out.ok and out.error == "the model returned an empty answer"
+    assert out.no_answer == "empty answer" and out.model_calls == 2
+    # The second ask is the compact facts-and-question prompt, without tools.
+    [only] = model.calls[1].messages
+    assert model.calls[1].tool_names == []
+    assert "Step S-01: Read the README\n\nWanted: What the project is" in only.content
 
 
 async def test_cancellation_mid_stream_stops_quickly(ws: Path) -> None:

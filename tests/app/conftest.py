@@ -1,4 +1,6 @@
-"""Fixtures for the app tests: isolated XDG dirs, a FakeSession, a deterministic app."""
+"""Fixtures for the app tests: isolated XDG dirs, a deterministic app; ``rig`` for the real
+Session on the fake Ollama server (tests/app/real_harness.py), ``session`` / ``make_app``
+for the FakeSession, kept for states the engine cannot reach."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from soothe.app.main import SootheApp
 from soothe.engine.config import Settings
 from soothe.widgets.goal_tree import GoalTree
 from tests.app.fake_session import FakeSession
+from tests.app.real_harness import brain, ollama, rig  # noqa: F401  # fixtures: the real engine
 
 
 @pytest.fixture(autouse=True)

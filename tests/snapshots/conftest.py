@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.app.real_harness import brain, ollama, rig  # noqa: F401  # fixtures: the real engine
+
 
 @pytest.fixture(autouse=True)
 def _isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:

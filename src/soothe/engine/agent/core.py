@@ -17,6 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from soothe.engine.agent.judge import (
+    REPEAT_NOTE,
+    REPEATS_SPENT,
+    RepeatGuard,
+    facts_prompt,
+    last_outputs,
+    no_answer_reason,
+    raw_result,
+)
 from soothe.engine.agent.prompts import BUDGET_SPENT, step_prompt, system_prompt
 from soothe.engine.agent.tools import (
     ToolContext,
@@ -25,7 +34,7 @@ from soothe.engine.agent.tools import (
     run_tool_call,
     tool_specs,
 )
-from soothe.engine.events import StepToken
+from soothe.engine.events import StepToken, ToolCalled, ToolResult
 from soothe.engine.llm.errors import LLMError
 
 if TYPE_CHECKING:
@@ -46,6 +55,10 @@ class StepOutcome(BaseModel):
     error: str | None = None
     error_kind: str | None = None
     """The ``ModelErrorKind`` when a model call ended the step."""
+    raw: bool = False
+    """The model gave no answer; ``answer`` is the raw tool output, marked so."""
+    no_answer: str | None = None
+    """Why the model's first answer was not one (empty, a tool call as text, an echo)."""
 
 
 def pending_calls(message: AIMessage) -> list[dict[str, Any]]:
@@ -135,39 +148,45 @@ class CoreAgent:
         ]
         specs = tool_specs()
         outcomes: list[ToolOutcome] = []
+        guard = RepeatGuard()
         model_calls = 0
         used = 0
+        system = str(messages[0].content)
 
         def on_token(text: str) -> None:
             self.bus.publish(StepToken(text=text, **fields))
 
-        while True:
-            final = used >= budget
-            if final:
-                messages.append(HumanMessage(content=BUDGET_SPENT.format(budget=budget)))
-            compact_tool_history(messages, history_limit)
+        async def ask(msgs: list[BaseMessage], tools: list[Any] | None) -> AIMessage:
+            nonlocal model_calls
             model_calls += 1
+            # run_tool_call normalises the arguments (after its alias renaming).
+            return await self.hub.stream_text(
+                msgs, tools=tools, on_token=on_token, ids=ids, coerce=False
+            )
+
+        def failed(exc: LLMError) -> StepOutcome:
+            return StepOutcome(
+                ok=False,
+                answer="",
+                tool_outcomes=outcomes,
+                model_calls=model_calls,
+                error=str(exc),
+                error_kind=exc.kind.value,
+            )
+
+        while True:
+            final = used >= budget or guard.spent
+            if final:
+                closing = REPEATS_SPENT if guard.spent else BUDGET_SPENT.format(budget=budget)
+                messages.append(HumanMessage(content=closing))
+            compact_tool_history(messages, history_limit)
             try:
-                # run_tool_call normalises the arguments (after its alias renaming).
-                reply = await self.hub.stream_text(
-                    messages,
-                    tools=None if final else specs,
-                    on_token=on_token,
-                    ids=ids,
-                    coerce=False,
-                )
+                reply = await ask(messages, None if final else specs)
             except LLMError as exc:
-                return StepOutcome(
-                    ok=False,
-                    answer="",
-                    tool_outcomes=outcomes,
-                    model_calls=model_calls,
-                    error=str(exc),
-                    error_kind=exc.kind.value,
-                )
+                return failed(exc)
             calls = pending_calls(reply)
             if final or not calls:
-                return self._finish(reply.text.strip(), outcomes, model_calls, final)
+                break
             messages.append(
                 AIMessage(
                     content=reply.content,
@@ -182,6 +201,10 @@ class CoreAgent:
                 )
             )
             for call in calls:
+                earlier = guard.earlier(call)
+                if earlier is not None:
+                    messages.append(self._repeat(call, earlier, fields))
+                    continue
                 if used >= budget:
                     messages.append(
                         ToolMessage(
@@ -193,6 +216,7 @@ class CoreAgent:
                     )
                     continue
                 outcome = await run_tool_call(ctx, call)
+                guard.remember(call, outcome)
                 used += 1
                 outcomes.append(outcome)
                 messages.append(
@@ -204,19 +228,76 @@ class CoreAgent:
                     )
                 )
 
-    @staticmethod
-    def _finish(
-        answer: str, outcomes: list[ToolOutcome], model_calls: int, after_budget: bool
-    ) -> StepOutcome:
-        if answer:
+        answer = reply.text.strip()
+        instructions = [system, BUDGET_SPENT.format(budget=budget), REPEATS_SPENT, REPEAT_NOTE]
+        reason = no_answer_reason(answer, instructions)
+        if reason is None:
             return StepOutcome(
                 ok=True, answer=answer, tool_outcomes=outcomes, model_calls=model_calls
             )
+        # Once more, compactly: the facts found so far and the question, no tools.
+        facts = last_outputs(outcomes)
+        prompt = facts_prompt(step_id, description, expected_output, facts)
+        instructions.append(prompt)
+        try:
+            retry = await ask([HumanMessage(content=prompt)], None)
+        except LLMError as exc:
+            return failed(exc)
+        answer = retry.text.strip()
+        if no_answer_reason(answer, instructions) is None:
+            return StepOutcome(
+                ok=True,
+                answer=answer,
+                tool_outcomes=outcomes,
+                model_calls=model_calls,
+                no_answer=reason,
+            )
+        if facts:
+            return StepOutcome(
+                ok=True,
+                answer=raw_result(facts),
+                tool_outcomes=outcomes,
+                model_calls=model_calls,
+                raw=True,
+                no_answer=reason,
+            )
         error = (
             "the model gave no answer after spending the step's tool budget"
-            if after_budget
+            if used >= budget
             else "the model returned an empty answer"
+            if reason == "empty answer"
+            else f"the model gave no answer ({reason})"
         )
         return StepOutcome(
-            ok=False, answer="", tool_outcomes=outcomes, model_calls=model_calls, error=error
+            ok=False,
+            answer="",
+            tool_outcomes=outcomes,
+            model_calls=model_calls,
+            error=error,
+            no_answer=reason,
+        )
+
+    def _repeat(
+        self, call: dict[str, Any], earlier: ToolOutcome, fields: dict[str, Any]
+    ) -> BaseMessage:
+        """The answer to a repeated call: the earlier result and a note; not run again."""
+        from langchain_core.messages import ToolMessage
+
+        self.bus.publish(
+            ToolCalled(call_id=call["id"], tool=earlier.tool, args=earlier.args, **fields)
+        )
+        self.bus.publish(
+            ToolResult(
+                call_id=call["id"],
+                tool=earlier.tool,
+                output="not run again: the same call was made earlier in this step",
+                ok=False,
+                **fields,
+            )
+        )
+        return ToolMessage(
+            content=earlier.output + REPEAT_NOTE,
+            tool_call_id=call["id"],
+            name=earlier.tool,
+            status="success" if earlier.ok else "error",
         )

@@ -108,7 +108,8 @@ def test_empty_replies(soothe: Soothe, brain: Brain, fake: FakeOllamaServer, env
     loop replans; an empty final summary falls back to the last step's answer."""
     brain.add("Classification", "", "", "")
     brain.add("PlanGeneration", ONE_STEP, ONE_STEP)
-    brain.step("S-01", "").add("step", "a.txt and b.txt")  # the replan's step, renamed
+    # Asked twice (the second time compactly); the replan's step is renamed.
+    brain.step("S-01", "", "").add("step", "a.txt and b.txt")
     brain.add("StatusAssessment", {"status": "replan", "goal_progress": "none"}, DONE)
     brain.add("text", "")
     r = soothe("-p", "list the files", "--json")

@@ -121,7 +121,7 @@ async def test_replan_after_a_failed_step(make_session: SessionFactory) -> None:
         plan(step("S-01", "try the broken way"), step("S-02", "build on it", ["S-01"])),
         plan(step("S-01", "try another way")),
     )
-    brain.add("step:S-01", "")  # an empty answer fails the step
+    brain.add("step:S-01", "", "")  # an empty answer, asked again: empty, fails the step
     brain.add("step:S-01.2", "worked the other way")
     brain.add(
         "StatusAssessment", assess("replan", progress="low"), assess("done", completion=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import Any
 
@@ -29,6 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"soothe {__version__}")
     parser.add_argument("-p", "--prompt", metavar="TEXT", help="run one request headless")
     parser.add_argument("--autonomous", action="store_true", help="treat the request as a goal")
+    parser.add_argument(
+        "--task", action="store_true", help="force the task path (plan and tools, no quiz answer)"
+    )
     parser.add_argument("--thread", metavar="ID", help="continue a thread")
     parser.add_argument("--workspace", metavar="DIR", help="tool root (default: cwd)")
     parser.add_argument("--max-iterations", type=int, metavar="N")
@@ -131,6 +135,46 @@ def main(argv: list[str] | None = None) -> int:
         return error(problem or f"{type(exc).__name__}: {exc} (run with --debug for details)")
 
 
+class ThreadNotFound(LookupError):
+    """``--thread ID`` names no thread, or more than one: one line, already worded."""
+
+    user_facing = True
+
+
+def match_thread(prefix: str, thread_ids: list[str]) -> str:
+    """The one thread id ``prefix`` starts (as ``soothe threads`` takes them, like git);
+    ThreadNotFound saying which problem and where to find the ids otherwise."""
+    if prefix in thread_ids:
+        return prefix
+    found = [t for t in thread_ids if t.startswith(prefix)]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise ThreadNotFound(f"no thread '{prefix}' (list the threads with `soothe threads`)")
+    shown = ", ".join(sorted(found)[:5]) + (" ..." if len(found) > 5 else "")
+    raise ThreadNotFound(
+        f"'{prefix}' is the start of {len(found)} threads ({shown}); "
+        "give more of the id (see `soothe threads`)"
+    )
+
+
+def resolve_thread(settings: Any, prefix: str) -> str:
+    """Open only the store (as ``soothe threads`` does) and match ``prefix``."""
+    import asyncio
+
+    from soothe.engine.session import Session
+
+    async def ids() -> list[str]:
+        session = Session(settings)
+        await session.open_storage()
+        try:
+            return [t.id for t in await session.list_threads()]
+        finally:
+            await session.close()
+
+    return match_thread(prefix.strip(), asyncio.run(ids()))
+
+
 def _storage_problem(exc: Exception, settings: Any) -> str | None:
     """A database that cannot be used (e.g. `soothe threads` on a corrupt or foreign file)
     gets the message a run would give: which file, left untouched, what to do."""
@@ -180,10 +224,15 @@ def _dispatch(command: str | None, args: argparse.Namespace, settings: Any) -> i
         for skill in skills:
             print(f"{skill.name:20} {skill.summary}  ({skill.path})")
         return 0
+    if args.thread and args.prompt is None:
+        args.thread = resolve_thread(settings, args.thread)
+    elif args.thread:  # headless reports a missing thread itself (as a run.failed event)
+        with contextlib.suppress(ThreadNotFound):
+            args.thread = resolve_thread(settings, args.thread)
     if args.prompt is not None:
         from soothe.frontends.headless import run_headless
 
         return run_headless(settings, args)
     from soothe.app.tui import run_tui
 
-    return run_tui(settings, thread_id=args.thread)
+    return run_tui(settings, thread_id=args.thread or None)

@@ -109,9 +109,9 @@ class BootMixin(_Base):
 
     def _recheck_in_worker(self) -> None:
         session = self.session
-        if self.session_ready and not self.running and session is not None:
-            if session.provider_status == "unreachable":
-                self.run_worker(self.recheck_server(), group="server-check", exit_on_error=False)
+        idle = self.session_ready and not self.running
+        if idle and session is not None and session.provider_status == "unreachable":
+            self.run_worker(self.recheck_server(), group="server-check", exit_on_error=False)
 
     async def recheck_server(self) -> None:
         """Ask the server again (a check, not a run); the screen follows the answer."""
@@ -136,7 +136,8 @@ class BootMixin(_Base):
     def _engine_unavailable(self, exc: BaseException) -> None:
         self.engine_failed = True
         self.main.status.set(provider="offline")
-        if getattr(exc, "user_facing", False):  # e.g. the data dir is in use: its own words
+        # e.g. the data dir is in use, or no such thread: the engine's own words
+        if getattr(exc, "user_facing", False) or isinstance(exc, LookupError):
             body = f"{exc}\nThe workbench stays open, but requests cannot run."
         else:
             body = (

@@ -340,3 +340,21 @@ def screen_text(app: SootheApp) -> str:
         app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
     )
     return console.export_text()
+
+
+def panel(text: str, title: str) -> list[str]:
+    """The inside of the bordered panel titled ``title`` on a `screen_text` screen, one
+    string per row (right-stripped), without its border rows."""
+    lines = text.splitlines()
+    tops = [(row, line.find(f"╭─ {title}")) for row, line in enumerate(lines)]
+    found = [(row, col) for row, col in tops if col >= 0]
+    if not found:
+        raise AssertionError(f"no panel {title!r} on screen:\n{text}")
+    top, start = found[0]
+    end = lines[top].index("╮", start)
+    rows = []
+    for line in lines[top + 1 :]:
+        if line[start : start + 1] == "╰":
+            break
+        rows.append(line[start + 1 : end].rstrip())
+    return rows

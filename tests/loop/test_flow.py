@@ -36,7 +36,7 @@ async def test_one_step_terminal_plan_uses_the_step_answer(make_session: Session
     assert final.text == "The workspace has README.md and notes.txt."
     goal = session.context.get_goal(final.goal_id)
     assert goal.status == "completed" and goal.findings == final.text
-    assert goal_moves(events, goal.id) == ["active", "completed"]
+    assert goal_moves(events, goal.id) == ["active", "validated", "completed"]
     result = one(events, "step.tool_result", tool="list_dir")
     assert "README.md" in result.output and result.ok
     assert not of_type(events, "plan.assessed")
@@ -140,6 +140,7 @@ async def test_replan_after_a_failed_step(make_session: SessionFactory) -> None:
         "Classification",
         "PlanGeneration",
         "step:S-01",
+        "step:S-01",  # the empty answer is asked for once more
         "StatusAssessment",
         "PlanGeneration",
         "step:S-01.2",

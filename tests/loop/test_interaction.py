@@ -53,6 +53,7 @@ async def test_ask_user_step_answered_through_the_broker(make_session: SessionFa
         "awaiting_clarification",
         "pending",
         "active",
+        "validated",
         "completed",
     ]
     assert one(events, "clarification.answered").answers == ["blue"]

@@ -192,15 +192,18 @@ def test_clarification_ask_without_a_terminal_assumes(soothe, brain: Brain, stor
 def test_clarification_fail_policy_fails_the_step(soothe, brain: Brain, stored) -> None:
     brain.add("Classification", {"label": "complex"})
     ask = {"steps": [{"id": "S-01", "kind": "ask_user", "description": "Ask", "questions": ["?"]}]}
-    brain.add("PlanGeneration", ask)
-    brain.add("StatusAssessment", {"status": "done", "goal_progress": "none"})
-    brain.add("text", "Could not proceed without an answer.")
+    brain.always["PlanGeneration"] = ask
+    brain.always["StatusAssessment"] = {"status": "done", "goal_progress": "none"}
+    brain.always["Reflection"] = {"what_failed": "no answer", "try_next": "ask again"}
+    brain.always["text"] = "Could not proceed without an answer."
 
-    result = soothe("-p", "Do what I mean", "--clarify", "fail")
+    result = soothe("-p", "Do what I mean", "--clarify", "fail", "--max-iterations", "1")
 
-    assert result.code == 0
+    # Every step failed: the goal is not completed, whatever the model's "done" said.
+    assert result.code == 1 and result.err.startswith("error: the goal could not be completed")
     db = stored()
-    assert db.step_status(db.goals[0].id) == {"S-01": "failed"}
+    assert db.goals[0].status == "failed"
+    assert set(db.step_status(db.goals[0].id).values()) == {"failed"}
     assert "policy is 'fail'" in db.steps[db.goals[0].id][0].error
 
 

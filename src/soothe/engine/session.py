@@ -174,6 +174,7 @@ class Session:
             agent,
             ClarificationPolicy(settings.tools.clarify, self.broker),
             max_parallel=settings.loop.max_parallel_steps,
+            usage=self.hub.usage,
         )
         loop = StrangeLoop(
             context=self.context,

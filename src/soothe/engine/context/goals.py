@@ -110,6 +110,40 @@ def move(
     return new
 
 
+def dependency_failed(goal_id: str) -> str:
+    """The reason (and error) of a goal blocked because ``goal_id`` failed for good."""
+    return f"dependency {goal_id} failed"
+
+
+def block_dependents(change: Change, state: Any, goal_id: str) -> None:
+    """``goal_id`` failed for good: its pending dependents (transitively) can never run, so
+    they move to blocked with the reason, instead of staying pending forever."""
+    reason = dependency_failed(goal_id)
+    todo = [goal_id]
+    while todo:
+        current = todo.pop()
+        for other in list(state.graph.ids_with_status("pending")):
+            goal = change.goal(other)
+            if current in goal.depends_on and goal.status == "pending":
+                move(change, other, "blocked", reason=reason, updates={"error": reason})
+                todo.append(other)
+
+
+def unblock_dependents(change: Change, state: Any, goal_id: str) -> None:
+    """``goal_id`` is retried: the goals blocked on its failure go back to pending."""
+    reason = dependency_failed(goal_id)
+    for other in list(state.graph.ids_with_status("blocked")):
+        goal = change.goal(other)
+        if goal.status == "blocked" and goal.error == reason:
+            move(
+                change,
+                other,
+                "pending",
+                reason=f"dependency {goal_id} retried",
+                updates={"error": ""},
+            )
+
+
 class GoalOps:
     def __init__(self, uow: UnitOfWork) -> None:
         self._uow = uow
@@ -245,6 +279,7 @@ class GoalOps:
                     move(change, goal_id, "pending", reason=reason)
             else:
                 move(change, goal_id, "failed", reason=error, updates={"error": error})
+                block_dependents(change, self._uow.state, goal_id)
         return self._uow.state.goal(goal_id)
 
     async def back_to_pending(
@@ -271,6 +306,7 @@ class GoalOps:
                 updates={"retry_count": 0},
                 user_retry=True,
             )
+            unblock_dependents(change, self._uow.state, goal_id)
         return self._uow.state.goal(goal_id)
 
     async def send_back(self, goal_id: str, reason: str) -> GoalNode:
@@ -289,6 +325,7 @@ class GoalOps:
             else:
                 error = f"{SENT_BACK} {goal.send_back_count} times; {reason}".rstrip("; ")
                 move(change, goal_id, "failed", reason=error, updates={"error": error})
+                block_dependents(change, self._uow.state, goal_id)
         return self._uow.state.goal(goal_id)
 
     async def cancel(self, goal_id: str, reason: str) -> GoalNode:

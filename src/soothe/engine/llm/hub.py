@@ -217,12 +217,16 @@ class ModelHub:
         ids: IdsLike = None,
         retries: int | None = None,
         hint: bool = True,
+        validate: Callable[[T], list[str]] | None = None,
     ) -> StructuredResult[T]:
         """Ask for one ``schema`` object. Bad model output never raises: the result then
         has ``value=None`` and a one-line ``error``. Transport failures raise LLMError.
 
         ``hint`` adds the compact schema to the system prompt (small models fill the
         fields better when they can read them); ``retries`` overrides the re-ask count.
+        ``validate`` is the caller's semantic check (e.g. a plan's step cycle): the
+        problems it returns for a schema-valid object go back to the model in the re-ask,
+        like schema errors, instead of the object being accepted.
         """
         json_schema = bounded_json_schema(schema)
         model = self.chat_model(role)
@@ -238,6 +242,10 @@ class ModelHub:
             raw = reply.text
             truncated = finish_reason(reply) == "length"
             outcome = parse_structured(raw, schema, truncated=truncated)
+            if outcome.value is not None and validate is not None:
+                problems = validate(outcome.value)
+                if problems:
+                    outcome.value, outcome.problems = None, problems[:6]
             if outcome.value is not None:
                 return StructuredResult(
                     value=outcome.value,

@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from soothe.engine.interact import ClarificationRequest, ClarificationResponse, InteractBroker
 from soothe.engine.llm.errors import LLMError, ModelErrorKind
+from soothe.engine.scope import Scope
 from soothe.engine.text import clip
 
 if TYPE_CHECKING:
     from soothe.engine.agent.core import CoreAgent
     from soothe.engine.context import ContextEngine
+    from soothe.engine.llm.usage import UsageTotals
 
 AUTO_ANSWER = "No answer from the user: use your best judgement."
 
@@ -53,13 +55,13 @@ class ClarificationPolicy:
         self.timeout = timeout
 
     async def resolve(
-        self, questions: list[str], ids: dict[str, Any]
+        self, questions: list[str], scope: Scope
     ) -> tuple[bool, str, Literal["answered", "skipped", "auto", "timeout", "cancelled", "fail"]]:
         if self.mode == "fail":
             return False, "clarification needed but the policy is 'fail'", "fail"
         if self.mode == "auto" or self.broker is None:
             return True, AUTO_ANSWER, "auto"
-        request = ClarificationRequest(questions=questions, **ids)
+        request = ClarificationRequest(questions=questions, **scope.fields())
         response: ClarificationResponse = await self.broker.ask(request, timeout=self.timeout)
         if response.outcome == "answered" and any(a.strip() for a in response.answers):
             lines = [
@@ -79,18 +81,21 @@ class Executor:
         agent: CoreAgent,
         clarify: ClarificationPolicy,
         max_parallel: int = 4,
+        usage: UsageTotals | None = None,
     ) -> None:
         self.context = context
         self.agent = agent
         self.clarify = clarify
         self.max_parallel = max_parallel
+        self.usage = usage
+        """The hub's usage totals: a step's tokens are read from them (StepNode.tokens)."""
 
     async def run(
         self,
         goal_id: str,
         *,
         mode: Literal["parallel", "dependency"],
-        ids: dict[str, Any],
+        scope: Scope,
     ) -> WaveReport:
         report = WaveReport()
         dag = self.context.step_dag(goal_id)
@@ -104,7 +109,9 @@ class Executor:
             limit = 1 if mode == "dependency" else self.max_parallel
             wave = ready[:limit]
             report.waves += 1
-            results = await asyncio.gather(*(self._run_step(goal_id, s, ids, report) for s in wave))
+            results = await asyncio.gather(
+                *(self._run_step(goal_id, s, scope, report) for s in wave)
+            )
             if report.stopped is not None:
                 raise report.stopped
             for step, (ok, answer) in zip(wave, results, strict=True):
@@ -126,17 +133,18 @@ class Executor:
         self,
         goal_id: str,
         step: Any,
-        ids: dict[str, Any],
+        scope: Scope,
         report: WaveReport,
     ) -> tuple[bool, str]:
-        step_ids = {**ids, "goal_id": goal_id, "step_id": step.id}
+        step_scope = scope.at(goal_id=goal_id, step_id=step.id)
         started = time.perf_counter()
+        tokens_before = self._tokens(goal_id, step.id)
         await self.context.start_step(goal_id, step.id)
         try:
             if step.kind == "ask_user":
-                ok, answer = await self._ask_user(goal_id, step, step_ids)
+                ok, answer = await self._ask_user(goal_id, step, step_scope)
             else:
-                ok, answer = await self._action(goal_id, step, step_ids, report)
+                ok, answer = await self._action(goal_id, step, step_scope, report)
         except asyncio.CancelledError:
             await asyncio.shield(
                 self.context.fail_step(goal_id, step.id, "interrupted by the user", cancelled=True)
@@ -151,7 +159,11 @@ class Executor:
         duration = time.perf_counter() - started
         if ok:
             await self.context.complete_step(
-                goal_id, step.id, summary=clip(answer, 600), duration_s=duration
+                goal_id,
+                step.id,
+                summary=clip(answer, 600),
+                tokens=self._tokens(goal_id, step.id) - tokens_before,
+                duration_s=duration,
             )
             if answer.strip() and step.kind != "ask_user":  # ask_user records its own
                 await self.context.add_evidence(
@@ -165,13 +177,16 @@ class Executor:
             await self.context.fail_step(goal_id, step.id, clip(answer, 400))
         return ok, answer
 
-    async def _ask_user(self, goal_id: str, step: Any, ids: dict[str, Any]) -> tuple[bool, str]:
+    def _tokens(self, goal_id: str, step_id: str) -> int:
+        return self.usage.step(goal_id, step_id).total_tokens if self.usage else 0
+
+    async def _ask_user(self, goal_id: str, step: Any, scope: Scope) -> tuple[bool, str]:
         goal = self.context.get_goal(goal_id)
         waiting = self.clarify.mode == "ask" and self.clarify.broker is not None
         if waiting and goal.status == "active":
             await self.context.await_clarification(goal_id)
         try:
-            ok, text, outcome = await self.clarify.resolve(list(step.questions), ids)
+            ok, text, outcome = await self.clarify.resolve(list(step.questions), scope)
         finally:
             if waiting and self.context.get_goal(goal_id).status == "awaiting_clarification":
                 await asyncio.shield(self._reactivate(goal_id))
@@ -197,7 +212,7 @@ class Executor:
         self,
         goal_id: str,
         step: Any,
-        ids: dict[str, Any],
+        scope: Scope,
         report: WaveReport,
     ) -> tuple[bool, str]:
         goal = self.context.get_goal(goal_id)
@@ -209,7 +224,7 @@ class Executor:
             # Projected per step, so a later wave sees what earlier waves found.
             context_text=self.context.project(goal_id).render(),
             evidence_text=self.context.evidence_summary(goal_id),
-            ids=ids,
+            ids=dict(scope.fields()),  # CoreAgent (engineer L's) still takes a mapping
         )
         report.model_calls += outcome.model_calls
         if not outcome.ok and outcome.error_kind in STOP_KINDS:
@@ -219,7 +234,12 @@ class Executor:
             await self.context.add_evidence(
                 goal_id,
                 kind="tool",
-                summary=clip(f"{tool.tool}({args}) -> {tool.output}", 160),
+                # An MCP tool's evidence names its server (provenance).
+                summary=clip(
+                    f"{tool.source + ' ' if tool.source else ''}{tool.tool}({args}) -> "
+                    f"{tool.output}",
+                    160,
+                ),
                 content=tool.output,
                 step_id=step.id,
             )

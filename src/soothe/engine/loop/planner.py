@@ -7,17 +7,32 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
+from soothe.engine.context.errors import PlanError
+from soothe.engine.context.models import StepSpec
+from soothe.engine.context.steps import StepDAG, step_number
+from soothe.engine.llm.structured import parse_structured
 from soothe.engine.loop import prompts
 from soothe.engine.loop.schemas import (
     Classification,
     GoalDecomposition,
     PlanGeneration,
+    PlanStep,
+    Reflection,
     StatusAssessment,
 )
+from soothe.engine.text import clip
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from soothe.engine.llm.factory import Role
-    from soothe.engine.llm.hub import ModelHub
+    from soothe.engine.llm.hub import IdsLike, ModelHub
+
+TIGHTER = (
+    "For this try: at most 3 steps; a step depends only on OTHER steps of this plan "
+    "that come before it; describe the work, do not copy these rules."
+)
+"""Added to the re-ask after a semantic problem, so the second try differs from the first."""
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -33,6 +48,10 @@ class PlanningContext:
     history: str = ""
     skill: str = ""
     memory: str = ""
+    reasoning: str = ""
+    """The planner's reasoning of earlier iterations (from the ledger), newest last."""
+    previous_failure: str = ""
+    """Round 2 and later: what failed in the round before and what to try instead."""
 
     def render(self) -> str:
         parts = [
@@ -41,6 +60,8 @@ class PlanningContext:
             prompts.section("Conversation so far", self.history),
             prompts.section("Context", self.projection),
             prompts.section("Recalled from earlier work", self.memory),
+            prompts.section("The previous attempt failed", self.previous_failure),
+            prompts.section("Why the plans so far were made", self.reasoning),
             prompts.section("Steps so far", self.steps),
             prompts.section("Evidence", self.evidence),
         ]
@@ -57,36 +78,190 @@ class PlanningFailed(Exception):
         self.attempts = attempts
 
 
+def _specs(plan: PlanGeneration) -> list[StepSpec]:
+    return [StepSpec.model_validate(s.model_dump()) for s in plan.steps]
+
+
+def _rule_lines() -> set[str]:
+    lines = set()
+    for text in (prompts.PLANNER_SYSTEM, prompts.GENERATE_RULES, prompts.ASSESS_RULES, TIGHTER):
+        for line in text.splitlines():
+            norm = _norm(line)
+            if len(norm) >= 20:
+                lines.add(norm)
+    return lines
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().lstrip("- ").split()).rstrip(".")
+
+
+def plan_problems(plan: PlanGeneration, dag: StepDAG | None = None) -> list[str]:
+    """What makes a schema-valid plan unusable: self-dependencies, dependencies on steps
+    that do not exist, steps copying a rule line of our prompt, and step cycles (the
+    cycle check is the step DAG's own, run on a copy: ``StepDAG.planned``)."""
+    problems: list[str] = []
+    ids = {s.id for s in plan.steps} | set(dag.steps if dag else ())
+    numbers = {n for i in ids if (n := step_number(i)) is not None}
+    rules = _rule_lines()
+    for step in plan.steps:
+        for dep in step.dependencies:
+            if dep == step.id or (dep.isdigit() and step_number(step.id) == int(dep)):
+                problems.append(f"step {step.id} depends on itself")
+            elif dep not in ids and not (dep.isdigit() and int(dep) in numbers):
+                problems.append(f"step {step.id} depends on {dep}, which is not a step")
+        if _norm(step.description) in rules:
+            problems.append(f"step {step.id} copies a rule of the prompt instead of a task")
+    if not problems:
+        try:
+            (dag or StepDAG("plan")).planned(_specs(plan), 0, 0.0, unknown_deps="drop")
+        except PlanError as exc:
+            problems.append(exc.why)
+    return problems
+
+
+def repair_plan(
+    plan: PlanGeneration | None, goal: str, dag: StepDAG | None = None
+) -> tuple[PlanGeneration, list[str]]:
+    """The deterministic fallback when re-asks did not give a usable plan: drop the
+    offending edges and copied steps; if that leaves nothing usable, one step that does
+    the goal. Returns the plan and what was changed (for the ledger)."""
+    notes: list[str] = []
+    if plan is not None:
+        rules = _rule_lines()
+        steps = [s for s in plan.steps if _norm(s.description) not in rules]
+        if len(steps) < len(plan.steps):
+            notes.append(f"dropped {len(plan.steps) - len(steps)} step(s) copying a prompt rule")
+        ids = {s.id for s in steps} | set(dag.steps if dag else ())
+
+        def keep(step: PlanStep, dep: str) -> bool:
+            if dep == step.id or (dep.isdigit() and step_number(step.id) == int(dep)):
+                return False
+            return dep in ids or dep.isdigit()
+
+        fixed = []
+        for step in steps:
+            deps = [d for d in step.dependencies if keep(step, d)]
+            if deps != step.dependencies:
+                dropped = sorted(set(step.dependencies) - set(deps))
+                notes.append(f"{step.id}: dropped dependencies {', '.join(dropped)}")
+            fixed.append(step.model_copy(update={"dependencies": deps}))
+        for _ in range(len(fixed) * 8):  # break cycles one edge at a time
+            if not fixed:
+                break
+            candidate = plan.model_copy(update={"steps": fixed})
+            try:
+                (dag or StepDAG("plan")).planned(_specs(candidate), 0, 0.0, unknown_deps="drop")
+                return candidate, notes
+            except PlanError as exc:
+                cycle = exc.why.removeprefix("step cycle ").split(" -> ")
+                if len(cycle) < 2:
+                    break
+                src, dst = cycle[-2], cycle[-1]
+                notes.append(f"{src}: dropped dependency on {dst} (cycle)")
+                fixed = [
+                    s.model_copy(
+                        update={
+                            "dependencies": [
+                                d
+                                for d in s.dependencies
+                                if not (d == dst or (d.isdigit() and step_number(dst) == int(d)))
+                            ]
+                        }
+                    )
+                    if s.id == src
+                    else s
+                    for s in fixed
+                ]
+    notes.append("replaced the plan by one step that does the goal")
+    one = PlanStep(id="S-01", description=clip(goal, 590), expected_output="the answer")
+    return PlanGeneration(steps=[one], reasoning="fallback: one step for the whole goal"), notes
+
+
 class LLMPlanner:
     def __init__(self, hub: ModelHub) -> None:
         self.hub = hub
+        self.fallback_notes: list[str] = []
+        """What the last ``generate`` changed in the model's plan (empty: nothing)."""
 
-    async def _ask(self, schema: type[T], system: str, user: str, role: Role, ids: Any) -> T:
-        from langchain_core.messages import HumanMessage, SystemMessage
-
-        result = await self.hub.structured(
-            [SystemMessage(content=system), HumanMessage(content=user)],
-            schema,
-            role=role,
-            ids=ids,
-        )
+    async def _ask(
+        self,
+        schema: type[T],
+        system: str,
+        user: str,
+        role: Role,
+        ids: IdsLike,
+        validate: Callable[[T], list[str]] | None = None,
+    ) -> T:
+        result = await self._call(schema, system, user, role, ids, validate)
         if result.value is None:
             reason = "; ".join(result.problems) or result.error or "invalid output"
             raise PlanningFailed(schema.__name__, reason, result.attempts)
         return result.value
 
-    async def assess(self, ctx: PlanningContext, ids: Any = None) -> StatusAssessment:
+    async def _call(
+        self,
+        schema: type[T],
+        system: str,
+        user: str,
+        role: Role,
+        ids: IdsLike,
+        validate: Callable[[T], list[str]] | None = None,
+    ) -> Any:
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        return await self.hub.structured(
+            [SystemMessage(content=system), HumanMessage(content=user)],
+            schema,
+            role=role,
+            ids=ids,
+            validate=validate,
+        )
+
+    async def assess(self, ctx: PlanningContext, ids: IdsLike = None) -> StatusAssessment:
         user = f"{ctx.render()}\n{prompts.ASSESS_RULES}"
         return await self._ask(StatusAssessment, prompts.PLANNER_SYSTEM, user, "fast", ids)
 
-    async def generate(self, ctx: PlanningContext, ids: Any = None) -> PlanGeneration:
-        user = f"{ctx.render()}\n{prompts.GENERATE_RULES}"
-        return await self._ask(PlanGeneration, prompts.PLANNER_SYSTEM, user, "default", ids)
+    async def generate(
+        self,
+        ctx: PlanningContext,
+        ids: IdsLike = None,
+        *,
+        prepare: Callable[[PlanGeneration], PlanGeneration] | None = None,
+        dag: StepDAG | None = None,
+    ) -> PlanGeneration:
+        """A plan checked inside the structured re-ask path (``plan_problems``); when the
+        re-asks still give an unusable plan, the deterministic ``repair_plan`` fallback.
+        ``prepare`` maps the model's plan to what will be installed (renamed ids)."""
+        prep = prepare or (lambda p: p)
 
-    async def classify(self, text: str, history: str = "", ids: Any = None) -> Classification:
+        def validate(plan: PlanGeneration) -> list[str]:
+            problems = plan_problems(prep(plan), dag)
+            return [*problems, TIGHTER] if problems else []
+
+        self.fallback_notes = []
+        user = f"{ctx.render()}\n{prompts.GENERATE_RULES}"
+        result = await self._call(
+            PlanGeneration, prompts.PLANNER_SYSTEM, user, "default", ids, validate
+        )
+        if result.value is not None:
+            return prep(result.value)
+        last = parse_structured(result.raw, PlanGeneration).value
+        if last is None:  # never a schema-valid plan: the model cannot plan at all
+            reason = "; ".join(result.problems) or result.error or "invalid output"
+            raise PlanningFailed("PlanGeneration", reason, result.attempts)
+        plan, self.fallback_notes = repair_plan(prep(last), ctx.goal, dag)
+        return plan
+
+    async def reflect(self, ctx: PlanningContext, failure: str, ids: IdsLike = None) -> Reflection:
+        wrong = prompts.section("What went wrong", failure)
+        user = f"{ctx.render()}\n{wrong}\n{prompts.REFLECT_RULES}"
+        return await self._ask(Reflection, prompts.PLANNER_SYSTEM, user, "fast", ids)
+
+    async def classify(self, text: str, history: str = "", ids: IdsLike = None) -> Classification:
         user = text if not history else f"{prompts.section('Conversation so far', history)}\n{text}"
         return await self._ask(Classification, prompts.CLASSIFY_SYSTEM, user, "fast", ids)
 
-    async def decompose(self, ctx: PlanningContext, ids: Any = None) -> GoalDecomposition:
+    async def decompose(self, ctx: PlanningContext, ids: IdsLike = None) -> GoalDecomposition:
         user = f"{ctx.render()}\n{prompts.DECOMPOSE_RULES}"
         return await self._ask(GoalDecomposition, prompts.PLANNER_SYSTEM, user, "default", ids)

@@ -17,7 +17,13 @@ GENERATE_RULES = """Make a short plan (1-5 steps) for the goal.
 ASSESS_RULES = """Judge progress toward the goal from the evidence and step results.
 status: "done" if the goal is reached, "continue" if the current plan still has useful
 pending steps, "replan" if a new plan is needed (a step failed or the plan is used up).
+plan_action: "keep" while the pending steps still serve, "new" when a new plan is needed.
+next_action: the next thing to do, in a few words.
 require_goal_completion: false when the last step's answer already answers the goal."""
+
+REFLECT_RULES = """The attempt above did not reach the goal. In a few words each:
+what_failed: what went wrong; try_next: what a new attempt should do differently;
+worth_retrying: false only when no new attempt can reach the goal."""
 
 COMPLETE_RULES = """Write the final answer to the goal for the user, using the step results and
 evidence below. Be direct and concise; use Markdown where it helps."""

@@ -28,8 +28,23 @@ class StatusAssessment(BaseModel):
 
     status: Status
     goal_progress: Progress
+    # keep: the pending steps of the current plan still serve; new: a fresh plan is needed.
+    plan_action: Literal["keep", "new"] = "keep"
+    confidence: Literal["low", "medium", "high"] = "medium"
+    execution_hint: Literal["parallel", "dependency"] = "parallel"
+    next_action: Short = ""
     reasoning: Short = ""
     require_goal_completion: bool = True
+
+
+class Reflection(BaseModel):
+    # After a failed or exhausted loop: what went wrong and what a second round should try.
+
+    model_config = ConfigDict(title="Reflection")
+
+    what_failed: Short
+    try_next: Short
+    worth_retrying: bool = True
 
 
 class PlanStep(BaseModel):
@@ -72,6 +87,9 @@ class PlanResult(BaseModel):
     status: Status
     goal_progress: Progress = "none"
     plan_action: Literal["keep", "new"] = "keep"
+    confidence: Literal["low", "medium", "high"] = "medium"
+    execution_hint: Literal["parallel", "dependency"] = "parallel"
+    next_action: str = ""
     plan: PlanGeneration | None = None
     reasoning: str = ""
     require_goal_completion: bool = True
@@ -91,7 +109,7 @@ class Classification(BaseModel):
     model_config = ConfigDict(title="Classification")
 
     label: Literal["quiz", "trivial", "simple", "complex"]
-    answer: Annotated[str, StringConstraints(max_length=2000)] = ""
+    answer: Annotated[str, StringConstraints(max_length=800)] = ""
     reason: Short = ""
 
 

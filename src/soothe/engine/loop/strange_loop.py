@@ -24,6 +24,7 @@ from soothe.engine.loop import prompts
 from soothe.engine.loop.executor import Executor, clip
 from soothe.engine.loop.planner import LLMPlanner, PlanningContext, PlanningFailed
 from soothe.engine.loop.schemas import PlanGeneration, PlanResult
+from soothe.engine.scope import Scope
 
 if TYPE_CHECKING:
     from soothe.engine.bus import EventBus
@@ -51,6 +52,7 @@ class LoopState(TypedDict, total=False):
     error: str
     error_kind: str
     last_failed: int
+    rejected_done: int
 
 
 @dataclass
@@ -60,6 +62,9 @@ class LoopResult:
     iterations: int
     error: str = ""
     retryable: bool = True
+    failed_steps: tuple[str, ...] = ()
+    """Steps of the goal that ended failed or skipped (what the answer cannot rest on)."""
+    completed_steps: int = 0
 
 
 @dataclass
@@ -69,6 +74,12 @@ class LoopExtras:
     history: str = ""
     memory: str = ""
     skill: str = ""
+    previous_failure: str = ""
+    """Round 2 and later: the earlier round's failure and the reflection on it."""
+
+
+PLAN_LEDGER_ENTRIES = 4
+"""How many of the planner's earlier reasonings a (re)plan sees."""
 
 
 class StrangeLoop:
@@ -144,17 +155,34 @@ class StrangeLoop:
 
     # --- helpers ----------------------------------------------------------------------
 
-    def _ids(self, state: LoopState) -> dict[str, Any]:
-        return {
-            "thread_id": state.get("thread_id", ""),
-            "loop_id": state["loop_id"],
-            "goal_id": state["goal_id"],
-        }
+    def _scope(self, state: LoopState) -> Scope:
+        return Scope(state.get("thread_id", ""), loop_id=state["loop_id"], goal_id=state["goal_id"])
+
+    async def _ledger_plan(self, state: LoopState, text: str) -> None:
+        """The planner's reasoning for this iteration, so a later replan sees why."""
+        if text.strip():
+            iteration = state.get("iteration", 0) + 1
+            await self.context.append_ledger(
+                state["goal_id"],
+                "assistant",
+                clip(f"iteration {iteration}: {text}", 400),
+                "plan",
+                thread_id=state.get("thread_id", ""),
+            )
+
+    def _grounded(self, goal_id: str) -> bool:
+        """A "done" the steps can carry: some step completed, or (a follow-up answered from
+        what is known) no step was planned at all."""
+        steps = list(self.context.step_dag(goal_id).steps.values())
+        return not steps or any(s.status == "completed" for s in steps)
 
     def _planning_context(self, state: LoopState) -> PlanningContext:
-        goal_id = state["goal_id"]
+        return self.planning_context(state["goal_id"], state["loop_id"])
+
+    def planning_context(self, goal_id: str, loop_id: str = "") -> PlanningContext:
+        """What the planner shows the model about this goal (also the reflection's view)."""
         goal = self.context.get_goal(goal_id)
-        extras = self._extras.get(state["loop_id"], LoopExtras())
+        extras = self._extras.get(loop_id, LoopExtras())
         bundle = self.context.project(goal_id)
         steps = [
             f"- {s.id} [{s.status}] {clip(s.description, 100)}"
@@ -170,6 +198,13 @@ class StrangeLoop:
             history=extras.history,
             memory=extras.memory,
             skill=extras.skill,
+            reasoning="\n".join(
+                e.content
+                for e in self.context.get_ledger_entries(goal_id, phases=["plan"])[
+                    -PLAN_LEDGER_ENTRIES:
+                ]
+            ),
+            previous_failure=extras.previous_failure,
         )
 
     def _gate(self, state: LoopState) -> bool:
@@ -180,9 +215,9 @@ class StrangeLoop:
     async def _plan_assess(self, state: LoopState) -> dict[str, Any]:
         if self._gate(state):
             return {"status": "exhausted"}
-        ids = self._ids(state)
+        scope = self._scope(state)
         try:
-            assessment = await self.planner.assess(self._planning_context(state), ids=ids)
+            assessment = await self.planner.assess(self._planning_context(state), ids=scope)
         except PlanningFailed as exc:
             # An unreadable assessment is not fatal: plan afresh instead.
             return {"plan": None, "error": str(exc)}
@@ -191,34 +226,76 @@ class StrangeLoop:
                 status=assessment.status,
                 goal_progress=assessment.goal_progress,
                 reasoning=assessment.reasoning,
-                **ids,
+                **scope.fields(),
             )
         )
+        # "new" is what plan_generate then supplies; the decision here carries no plan yet.
+        action = assessment.plan_action if assessment.status == "continue" else "new"
         result = PlanResult(
             status=assessment.status,
             goal_progress=assessment.goal_progress,
             plan_action="keep",
+            confidence=assessment.confidence,
+            execution_hint=assessment.execution_hint,
+            next_action=assessment.next_action,
             reasoning=assessment.reasoning,
             require_goal_completion=assessment.require_goal_completion,
         )
+        why = " ".join(
+            x
+            for x in (
+                f"assessed {result.status} (progress {result.goal_progress}, "
+                f"confidence {result.confidence}, plan {action}).",
+                result.reasoning,
+                f"Next: {result.next_action}" if result.next_action else "",
+            )
+            if x
+        )
+        goal_id = state["goal_id"]
         if result.status == "done":
-            return {"status": "done", "require_goal_completion": result.require_goal_completion}
-        has_ready = bool(self.context.step_dag(state["goal_id"]).ready_steps())
-        if result.status == "continue" and has_ready:
-            return {"status": "running"}
+            if result.goal_progress != "none" and self._grounded(goal_id):
+                await self._ledger_plan(state, why)
+                return {"status": "done", "require_goal_completion": result.require_goal_completion}
+            # "done" with no progress, or resting on no step that succeeded: not believed.
+            why += " Not accepted: no progress, or no step that succeeded."
+            await self._ledger_plan(state, why)
+            return {
+                "status": "running",
+                "plan": None,
+                "rejected_done": state.get("rejected_done", 0) + 1,
+            }
+        await self._ledger_plan(state, why)
+        has_ready = bool(self.context.step_dag(goal_id).ready_steps())
+        if result.status == "continue" and action == "keep" and has_ready:
+            return {"status": "running"}  # the plan is kept: no new plan call
         return {"status": "running", "plan": None}
 
     async def _plan_generate(self, state: LoopState) -> dict[str, Any]:
         if self._gate(state):
             return {"status": "exhausted"}
-        ids = self._ids(state)
+        scope = self._scope(state)
+        goal_id = state["goal_id"]
+        plan_no = state.get("plans_made", 0) + 1
         try:
-            plan = await self.planner.generate(self._planning_context(state), ids=ids)
+            plan = await self.planner.generate(
+                self._planning_context(state),
+                ids=scope,
+                prepare=lambda p: self._rename_colliding(goal_id, p, plan_no),
+                dag=self.context.step_dag(goal_id),
+            )
         except PlanningFailed as exc:
             # The model could not plan after repair and re-asks: another round would only
             # repeat that, so the runner fails the goal without retrying.
             return {"status": "failed", "error": str(exc), "error_kind": "planning"}
-        plan = self._rename_colliding(state["goal_id"], plan, state.get("plans_made", 0) + 1)
+        if self.planner.fallback_notes:
+            await self.context.append_ledger(
+                goal_id,
+                "system",
+                clip("plan repaired: " + "; ".join(self.planner.fallback_notes), 400),
+                "plan",
+                thread_id=state.get("thread_id", ""),
+            )
+        await self._ledger_plan(state, f"new plan {plan_no}: {plan.reasoning or '(no reason)'}")
         await self.context.set_plan(
             state["goal_id"],
             [s.model_dump() for s in plan.steps],
@@ -231,7 +308,7 @@ class StrangeLoop:
                 steps=[PlannedStep(**s.model_dump()) for s in plan.steps],
                 execution_mode=plan.execution_mode,
                 reasoning=plan.reasoning,
-                **ids,
+                **scope.fields(),
             )
         )
         first_fresh = state.get("intake") == "fresh" and state.get("plans_made", 0) == 0
@@ -284,20 +361,20 @@ class StrangeLoop:
         return plan.model_copy(update={"steps": steps})
 
     async def _execute(self, state: LoopState) -> dict[str, Any]:
-        ids = self._ids(state)
+        scope = self._scope(state)
         iteration = state.get("iteration", 0) + 1
         self.bus.publish(
             IterationStarted(
                 iteration=iteration,
                 max_iterations=state.get("max_iterations", self.max_iterations),
-                **ids,
+                **scope.fields(),
             )
         )
         plan = state.get("plan") or {}
         mode = plan.get("execution_mode") or self.execution_mode
         if self.execution_mode == "dependency":
             mode = "dependency"
-        report = await self.executor.run(state["goal_id"], mode=mode, ids=ids)
+        report = await self.executor.run(state["goal_id"], mode=mode, scope=scope)
         await self.context.append_ledger(
             state["goal_id"],
             "system",
@@ -313,14 +390,17 @@ class StrangeLoop:
         }
 
     async def _record_iteration(self, state: LoopState) -> dict[str, Any]:
-        ids = self._ids(state)
+        scope = self._scope(state)
         iteration = state.get("iteration", 0)
         dag = self.context.step_dag(state["goal_id"])
         done = sum(1 for s in dag.steps.values() if s.status == "completed")
         failed = sum(1 for s in dag.steps.values() if s.status in ("failed", "skipped"))
         self.bus.publish(
             IterationCompleted(
-                iteration=iteration, completed_steps=done, failed_steps=failed, **ids
+                iteration=iteration,
+                completed_steps=done,
+                failed_steps=failed,
+                **scope.fields(),
             )
         )
         update: dict[str, Any] = {}
@@ -337,7 +417,7 @@ class StrangeLoop:
             return {"final_answer": last, "status": state.get("status") or "done"}
         from langchain_core.messages import HumanMessage, SystemMessage
 
-        ids = self._ids(state)
+        scope = self._scope(state)
         ctx = self._planning_context(state)
         note = ""
         if state.get("status") == "exhausted":
@@ -348,9 +428,9 @@ class StrangeLoop:
         ]
 
         def on_token(text: str) -> None:
-            self.bus.publish(StepToken(text=text, **ids))
+            self.bus.publish(StepToken(text=text, **scope.fields()))
 
-        reply = await self.hub.stream_text(messages, on_token=on_token, ids=ids)
+        reply = await self.hub.stream_text(messages, on_token=on_token, ids=scope)
         answer = reply.content if isinstance(reply.content, str) else str(reply.content)
         status = state.get("status") if state.get("status") == "exhausted" else "done"
         return {"final_answer": answer or last, "status": status}
@@ -398,11 +478,15 @@ class StrangeLoop:
                     "error": "",
                     "error_kind": "",
                     "last_failed": 0,
+                    "rejected_done": 0,
                 }
                 final = await self._graph.ainvoke(initial, config, **durable)
         finally:
             self._extras.pop(loop_id, None)
         status = final.get("status", "done")
+        steps = list(self.context.step_dag(goal_id).steps.values())
+        failed = tuple(s.id for s in steps if s.status in ("failed", "skipped"))
+        completed = sum(1 for s in steps if s.status == "completed")
         if status == "failed":
             return LoopResult(
                 "failed",
@@ -410,11 +494,22 @@ class StrangeLoop:
                 final.get("iteration", 0),
                 final.get("error", ""),
                 retryable=final.get("error_kind") != "planning",
+                failed_steps=failed,
+                completed_steps=completed,
+            )
+        error = ""
+        if status == "exhausted":
+            errors = [f"{s.id}: {clip(s.error or s.status, 120)}" for s in steps if s.id in failed]
+            error = "iteration limit reached" + (
+                "; failed steps: " + "; ".join(errors[-3:]) if errors else ""
             )
         return LoopResult(
             "exhausted" if status == "exhausted" else "done",
             final.get("final_answer", ""),
             final.get("iteration", 0),
+            error,
+            failed_steps=failed,
+            completed_steps=completed,
         )
 
     async def has_checkpoint(self, loop_id: str) -> bool:

@@ -11,7 +11,9 @@ from soothe.engine.events import (
     ErrorEvent,
     FinalAnswer,
 )
-from soothe.engine.loop.strange_loop import LoopExtras, LoopResult
+from soothe.engine.llm.errors import LLMError
+from soothe.engine.loop.planner import PlanningFailed
+from soothe.engine.loop.strange_loop import Intake, LoopExtras, LoopResult
 from soothe.engine.runner.base import TERMINAL, RunnerBase
 from soothe.engine.scope import Scope
 from soothe.engine.text import clip
@@ -41,22 +43,34 @@ class AgenticRunner(RunnerBase):
         return LoopExtras(history=history, memory=memory_text, skill=skill)
 
     async def _agentic(
-        self, goal_id: str, thread_id: str, label: str, history: str, skill: str = ""
+        self,
+        goal_id: str,
+        thread_id: str,
+        label: str,
+        history: str,
+        skill: str = "",
+        intake: Intake = "fresh",
     ) -> str:
+        """Observe -> act (StrangeLoop) -> verify, for up to ``agentic_max_iterations``
+        rounds; a round after a failed one gets the failure and a reflection on it."""
         rounds = self.settings.loop.agentic_max_iterations
         last = LoopResult("failed", "", 0, "not run")
+        goal = self.context.get_goal(goal_id)
+        # A goal retried later (ctrl+r, the scheduler) still sees why it failed before.
+        previous = f"Earlier attempt: {goal.error}" if goal.error and goal.retry_count else ""
         for round_no in range(1, rounds + 1):
             goal = self.context.get_goal(goal_id)
             if goal.status in TERMINAL:
                 break
             extras = await self._observe(goal_id, thread_id, history, skill)
+            extras.previous_failure = previous
             loop_id = f"{goal_id}-L{round_no}"
             await self.context.activate_goal(goal_id, loop_id=loop_id)
             run = self.loop.run(
                 goal_id=goal_id,
                 loop_id=loop_id,
                 thread_id=thread_id,
-                intake="fresh" if round_no == 1 else "continuation",
+                intake=intake if round_no == 1 else "continuation",
                 label=label,
                 extras=extras,
             )
@@ -64,7 +78,10 @@ class AgenticRunner(RunnerBase):
             if result is None:  # the user cancelled this goal while it ran
                 break
             last = result
-            if await self._verify(goal_id, thread_id, last, final_round=round_no == rounds):
+            finished, previous = await self._verify(
+                goal_id, thread_id, last, final_round=round_no == rounds, round_no=round_no
+            )
+            if finished:
                 break
         return self._answer_of(goal_id, last)
 
@@ -93,41 +110,88 @@ class AgenticRunner(RunnerBase):
                 task.cancel()
 
     async def _verify(
-        self, goal_id: str, thread_id: str, result: LoopResult, *, final_round: bool
-    ) -> bool:
-        """Record the loop's outcome on the goal; True when the goal needs no more rounds."""
-        # An exhausted loop has already written an answer saying what is done and what
-        # is not; another round would only spend max_iterations again, so the user's
-        # --max-iterations stays the real bound. Rounds are for failures worth retrying.
-        if result.status in ("done", "exhausted"):
-            note = "" if result.status == "done" else "iteration limit reached"
-            if note:  # say so in the answer itself, where the user reads it
-                limit = self.settings.loop.max_iterations
-                result.answer = (
-                    f"{result.answer.rstrip()}\n\n_Stopped at the iteration limit ({limit}); "
-                    "the goal may be incomplete._"
-                )
-            await self.context.complete_goal(goal_id, findings=result.answer, report=note)
+        self,
+        goal_id: str,
+        thread_id: str,
+        result: LoopResult,
+        *,
+        final_round: bool,
+        round_no: int = 1,
+    ) -> tuple[bool, str]:
+        """Judge the loop's outcome and move the goal: (no more rounds needed, what the
+        next round is told about this one).
+
+        done with an answer: active -> validated -> completed. done without an answer:
+        sent back (send_back_goal) for another round. Exhausted with every step good: in
+        the last round completed with the iteration-limit note, else sent back. Failed,
+        or exhausted with failed steps: a reflection call, then fail_goal, which puts the
+        goal back to pending while its max_retries allow (and the rounds do)."""
+        scope = Scope(thread_id, goal_id=goal_id)
+        if result.status == "done" and result.answer.strip():
+            await self.context.validate_goal(goal_id, reason="assessed done")
+            await self.context.complete_goal(goal_id, findings=result.answer)
             await self.memory.store(
                 result.answer, thread_id=thread_id, goal_id=goal_id, kind="finding"
             )
-            return True
-        goal = await self.context.fail_goal(
-            goal_id, error=result.error, allow_retry=result.retryable
+            return True, ""
+        clean_exhausted = (
+            result.status == "exhausted" and not result.failed_steps and result.completed_steps
         )
-        self.bus.publish(
-            ErrorEvent(
-                message=clip(result.error, 300), kind="loop", thread_id=thread_id, goal_id=goal_id
+        if clean_exhausted and final_round:
+            # Every step succeeded; only the user's iteration bound stopped the loop. The
+            # answer says so where the user reads it; nothing is stored as a finding.
+            limit = self.settings.loop.max_iterations
+            result.answer = (
+                f"{result.answer.rstrip()}\n\n_Stopped at the iteration limit ({limit}); "
+                "the goal may be incomplete._"
             )
+            await self.context.complete_goal(
+                goal_id, findings=result.answer, report="iteration limit reached"
+            )
+            return True, ""
+        if result.status == "done":
+            failure = "the loop said done but produced no answer"
+        elif clean_exhausted:
+            failure = result.error or "iteration limit reached"
+        else:
+            failure = result.error or "the steps failed"
+            if result.failed_steps and not result.error:
+                failure += ": " + ", ".join(result.failed_steps)
+        reflection = await self._reflect(goal_id, failure, scope) if not final_round else ""
+        previous = f"Round {round_no}: {failure}" + (f"\n{reflection}" if reflection else "")
+        if result.status == "done" or clean_exhausted:
+            if final_round:
+                goal = await self.context.fail_goal(goal_id, error=failure, allow_retry=False)
+            else:
+                goal = await self.context.send_back_goal(goal_id, reason=failure)
+        else:
+            retry = result.retryable and not final_round and "not worth retrying" not in reflection
+            goal = await self.context.fail_goal(goal_id, error=failure, allow_retry=retry)
+        if goal.status != "pending":
+            self.bus.publish(ErrorEvent(message=clip(failure, 300), kind="loop", **scope.fields()))
+        return goal.status != "pending", previous
+
+    async def _reflect(self, goal_id: str, failure: str, scope: Scope) -> str:
+        """One small structured call: what failed and what to try next (bounded)."""
+        ctx = self.loop.planning_context(goal_id)
+        try:
+            got = await self.loop.planner.reflect(ctx, failure, ids=scope)
+        except (PlanningFailed, LLMError):
+            return ""  # the next round still gets the failure itself
+        text = f"Reflection: {got.what_failed}. Try next: {got.try_next}."
+        if not got.worth_retrying:
+            text += " (The model judged it not worth retrying.)"
+        await self.context.append_ledger(
+            goal_id, "assistant", clip(text, 400), "verify", thread_id=scope.thread_id
         )
-        return goal.status != "pending" or final_round
+        return clip(text, 500)
 
     def _answer_of(self, goal_id: str, result: LoopResult) -> str:
         goal = self.context.get_goal(goal_id)
         if goal.status == "completed":
             return goal.findings or result.answer
         if goal.status == "pending" and result.status == "failed":
-            # Retries remained but the rounds ran out: the goal failed for good.
+            # Retries remained but the rounds ran out.
             return f"The goal could not be completed: {result.error}"
         return f"The goal could not be completed: {goal.error or result.error}"
 

@@ -60,7 +60,7 @@ class ResumeRunner(AutonomousRunner):
                 intake="continuation",
                 extras=LoopExtras(history=history),
             )
-            await self._verify(goal.id, thread_id, result, final_round=True)
+            await self._verify(goal.id, thread_id, result, final_round=True)  # (done, note)
             answer = self._answer_of(goal.id, result)
             await self.context.add_message(thread_id, "assistant", answer)
             self.bus.publish(FinalAnswer(text=answer, thread_id=thread_id, goal_id=goal.id))

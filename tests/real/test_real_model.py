@@ -18,8 +18,9 @@ import pytest
 from pydantic import BaseModel, Field
 
 from tests.real.shim import (
+    GRAMMAR_ERROR,
     OllamaShim,
-    bounded_for_grammar,
+    grammar_bound_problems,
     parse_tool_reply,
     to_model_messages,
     tool_mode_schema,
@@ -92,22 +93,21 @@ def test_tool_mode_schema_has_one_branch_per_tool_and_an_answer() -> None:
     assert branches[2]["properties"]["answer"]["maxLength"] <= 400
 
 
-def test_grammar_bounds_cap_long_and_missing_string_limits() -> None:
+def test_the_shim_finds_the_bounds_llama_cpp_refuses_and_changes_nothing() -> None:
     schema = {
         "type": "object",
         "properties": {
-            "content": {"type": "string", "maxLength": 200_000},
-            "free": {"type": "string"},
-            "short": {"type": "string", "maxLength": 12},
-            "kind": {"type": "string", "enum": ["a", "b"]},
+            "answer": {"type": "string", "maxLength": 2000},
+            "ok": {"type": "string", "maxLength": 1999},
+            "items": {"type": "array", "maxItems": 4000, "items": {"type": "number"}},
         },
     }
-    props = bounded_for_grammar(schema, 100)["properties"]
-    assert props["content"]["maxLength"] == 100
-    assert props["free"]["maxLength"] == 100
-    assert props["short"]["maxLength"] == 12
-    assert "maxLength" not in props["kind"]
-    assert schema["properties"]["content"]["maxLength"] == 200_000  # the input is untouched
+    before = json.dumps(schema, sort_keys=True)
+    assert grammar_bound_problems(schema) == [
+        "$.properties.answer.maxLength=2000",
+        "$.properties.items.maxItems=4000",
+    ]
+    assert json.dumps(schema, sort_keys=True) == before
 
 
 def test_tool_reply_becomes_ollama_tool_calls_or_content() -> None:
@@ -200,6 +200,20 @@ def test_chatollama_gets_a_parsed_tool_call_and_then_an_answer(shim: OllamaShim)
     second = model.invoke([question, first, result])
     assert second.tool_calls or second.text.strip()
     assert shim.calls[-1].mode == "tools"
+
+
+def test_a_format_bound_of_2000_fails_the_request_as_in_ollama(shim: OllamaShim) -> None:
+    from ollama import ResponseError
+
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "string", "maxLength": 2000}},
+        "required": ["answer"],
+    }
+    with pytest.raises(ResponseError) as info:
+        chat_model(shim).bind(format=schema).invoke("Say hi.")
+    assert info.value.status_code == 500
+    assert GRAMMAR_ERROR in str(info.value)
 
 
 def test_unknown_model_is_a_404_as_in_ollama(shim: OllamaShim) -> None:

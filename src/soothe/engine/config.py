@@ -13,9 +13,9 @@ import contextvars
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
@@ -63,6 +63,25 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+class NumPredictSettings(_Section):
+    """Reply limits (tokens) per call role: ``options.num_predict`` on Ollama,
+    ``max_tokens`` on OpenAI-compatible servers. Without one a small model that loops
+    can run for minutes on a real server. 0 means no limit for that role."""
+
+    classify: int = Field(384, ge=0, description="routing (+ a short quiz answer)")
+    assess: int = Field(192, ge=0, description="the 'are we done?' assessment")
+    plan: int = Field(1024, ge=0, description="plans and goal decompositions")
+    structured: int = Field(512, ge=0, description="any other structured call")
+    step: int = Field(1024, ge=0, description="step answers and tool-call turns")
+    final: int = Field(1536, ge=0, description="the final answer of a goal")
+
+
+CallRole = Literal["classify", "assess", "plan", "structured", "step", "final"]
+
+SMALL_MODEL_BILLIONS = 3.0
+"""Below this many parameters ``model.profile = "auto"`` picks the small profile."""
+
+
 class ModelSettings(_Section):
     provider: Literal["ollama", "openai", "demo"] = "ollama"
     name: str = Field(DEFAULT_OLLAMA_MODEL, description="model used for every role")
@@ -73,6 +92,10 @@ class ModelSettings(_Section):
     temperature: float = Field(0.2, ge=0, le=2)
     num_ctx: int | None = Field(8192, ge=512, description="Ollama context window")
     structured_retries: int = Field(2, ge=0, le=5, description="re-asks after invalid JSON")
+    num_predict: NumPredictSettings = Field(default_factory=NumPredictSettings)
+    profile: Literal["auto", "small", "default"] = Field(
+        "auto", description="small: the tight configuration for < ~3B models; auto: by size"
+    )
 
     def resolved_base_url(self) -> str:
         if self.base_url:
@@ -167,6 +190,7 @@ class Settings(BaseSettings):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     ui: UISettings = Field(default_factory=UISettings)
     config_file: Path | None = Field(None, exclude=True)
+    _profile: Any = PrivateAttr(default=None)
 
     @classmethod
     def settings_customise_sources(
@@ -179,12 +203,60 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings, env_settings, _FileSource(settings_cls))
 
+    def effective(self, profile: ProfileLike | None) -> Settings:
+        """These settings as the engine runs them under ``profile`` (a resolved
+        ``ModelProfile`` or anything with a ``small`` flag).
+
+        The small profile: 2 tool calls per step, one step at a time (dependency mode),
+        one agentic round, no cross-thread recall. Read-only tools for read-only
+        requests and prompts without examples are decided where those live, from
+        ``profile.small``. The default profile returns ``self`` unchanged."""
+        if profile is None or not profile.small:
+            out = self.model_copy()
+            out.config_file = self.config_file
+            out._profile = profile
+            return out
+        loop = self.loop.model_copy(
+            update={
+                "step_tool_budget": min(self.loop.step_tool_budget, SMALL_TOOL_BUDGET),
+                "max_parallel_steps": 1,
+                "parallelism": "dependency",
+                "agentic_max_iterations": 1,
+            }
+        )
+        memory = self.memory.model_copy(update={"cross_thread": False})
+        out = self.model_copy(update={"loop": loop, "memory": memory})
+        out.config_file = self.config_file
+        out._profile = profile
+        return out
+
+    @property
+    def resolved_profile(self) -> ProfileLike | None:
+        """The profile these settings were made ``effective`` under (None: not resolved,
+        i.e. the configured settings as they are)."""
+        return self._profile
+
+    @property
+    def small_model(self) -> bool:
+        """True under the small profile: prompt builders drop examples, read-only
+        requests get read-only tools."""
+        return self._profile is not None and bool(self._profile.small)
+
     def masked(self) -> dict[str, Any]:
         """The effective settings as plain data, secrets replaced by ``***``."""
         data = self.model_dump(mode="json", exclude={"config_file"})
         if self.model.api_key is not None:
             data["model"]["api_key"] = "***"
         return data
+
+
+SMALL_TOOL_BUDGET = 2
+"""Tool calls per step under the small profile."""
+
+
+class ProfileLike(Protocol):
+    @property
+    def small(self) -> bool: ...
 
 
 class ConfigError(ValueError):

@@ -17,6 +17,7 @@ from soothe.engine.bus import EventBus
 from soothe.engine.config import Settings
 from soothe.engine.events import EventBase, RunFailed, RunFinished
 from soothe.engine.interact import InteractBroker
+from soothe.engine.llm.profile import DEFAULT_PROFILE, ModelProfile
 from soothe.engine.outcome import RunOutcome
 from soothe.engine.views import EvidenceView, GoalView, StepView, ThreadSnapshot, ThreadView
 
@@ -66,6 +67,10 @@ class Session:
         self._lock: Any = None
         self._started = False
         self._storage_only = False
+        self.profile: ModelProfile = DEFAULT_PROFILE
+        """The resolved model profile (``start()`` resolves it; ``profile.small``)."""
+        self.effective_settings: Settings = settings
+        """The settings the engine runs under, once ``start()`` resolved the profile."""
         self._real_provider: str | None = None
         """The configured provider while ``use_demo`` stands in for it."""
         self.bus.add_listener(self._track_server)
@@ -160,6 +165,7 @@ class Session:
             self._release_lock()
             raise StorageError(_storage_message(checkpoint_path, exc)) from exc
         await self.context.recover()
+        settings = await self._resolve_profile()
         self.memory = memory = Memory(self.context.db, cross_thread=settings.memory.cross_thread)
         await memory.setup()
         if settings.model.provider == "demo":
@@ -200,6 +206,21 @@ class Session:
             raise LookupError(f"no thread '{self.thread_id}' (see `soothe threads`)")
         if self._check_server:
             await self.refresh_provider_status()
+
+    async def _resolve_profile(self) -> Settings:
+        """Resolve ``model.profile`` once (``/api/show`` when it is auto), publish it in
+        the log and on ``self.profile``, and return the settings the engine runs under
+        (``self.effective_settings``: the small profile's tight loop when it applies)."""
+        import logging
+
+        from soothe.engine.llm.profile import resolve_profile
+
+        self.profile = await resolve_profile(self.settings.model)
+        self.effective_settings = self.settings.effective(self.profile)
+        logging.getLogger(__name__).info(
+            "model %s: %s", self.settings.model.display_name, self.profile.describe()
+        )
+        return self.effective_settings
 
     async def refresh_provider_status(self) -> ProviderStatus:
         if self.settings.model.provider == "demo":

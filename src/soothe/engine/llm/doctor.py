@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import TextIO
 
-from soothe.engine.config import Settings, default_config_path
+from soothe.engine.config import SMALL_MODEL_BILLIONS, Settings, default_config_path
 from soothe.engine.llm.errors import ModelErrorKind
 from soothe.engine.llm.server import ServerStatus, check_server
 
@@ -72,6 +72,7 @@ def format_report(settings: Settings, status: ServerStatus) -> tuple[int, list[s
             lines.append(_row("fast model", f"{status.fast_model} ({presence})"))
         if status.tools is not None:
             lines.append(_row("tool calls", "supported" if status.tools else "NOT supported"))
+        lines += _size_rows(settings, status)
         if status.error:
             problems.append((status.error, status.fix or ""))
     if not dir_ok:
@@ -87,6 +88,42 @@ def format_report(settings: Settings, status: ServerStatus) -> tuple[int, list[s
     who = "the demo model" if settings.model.provider == "demo" else status.model
     lines.append(f"ok: soothe can run with {who}")
     return 0, lines
+
+
+def _size_rows(settings: Settings, status: ServerStatus) -> list[str]:
+    """The model's size and context length, the profile they pick, and warnings."""
+    from soothe.engine.llm.profile import ModelInfo, choose_profile
+
+    if status.parameter_size is None and status.context_length is None:
+        return []
+    info = ModelInfo(status.parameter_size, status.context_length)
+    rows = []
+    if status.parameter_size:
+        rows.append(_row("model size", f"{status.parameter_size} parameters"))
+    if status.context_length:
+        rows.append(
+            _row(
+                "context",
+                f"{status.context_length} tokens (model.num_ctx = "
+                f"{settings.model.num_ctx or 'server default'})",
+            )
+        )
+    profile = choose_profile(settings.model, info)
+    rows.append(_row("profile", f"{profile.name} (model.profile = {settings.model.profile})"))
+    billions = info.billions
+    if billions is not None and billions < SMALL_MODEL_BILLIONS:
+        rows.append(
+            f"warning: {status.model} has {status.parameter_size} parameters (below "
+            f"~{SMALL_MODEL_BILLIONS:g}B): expect weak plans and tool use; the small profile "
+            "keeps runs short (a 7B model, e.g. qwen2.5:7b, does much better)"
+        )
+    num_ctx = settings.model.num_ctx
+    if num_ctx and status.context_length and num_ctx > status.context_length:
+        rows.append(
+            f"warning: model.num_ctx = {num_ctx} exceeds the model's context of "
+            f"{status.context_length} tokens: set model.num_ctx <= {status.context_length}"
+        )
+    return rows
 
 
 def _presence(present: bool | None) -> str:

@@ -42,6 +42,7 @@ class LLMError(Exception):
         *,
         retryable: bool | None = None,
         status: int | None = None,
+        retry_limit: int | None = None,
     ) -> None:
         message = " ".join(message.split())
         super().__init__(message)
@@ -49,6 +50,8 @@ class LLMError(Exception):
         self.message = message
         self.retryable = kind in _RETRYABLE if retryable is None else retryable
         self.status = status
+        self.retry_limit = retry_limit
+        """At most this many retries for this error (None: the caller's own limit)."""
 
     def __str__(self) -> str:
         return self.message
@@ -134,6 +137,22 @@ def _by_status(status: int, detail: str, *, provider: str, base_url: str, model:
             "try again shortly",
             status=status,
         )
+    if status >= 500 and _runner_stopped(low):
+        return LLMError(
+            ModelErrorKind.unknown,
+            f"{_server(provider)}'s model runner stopped (HTTP {status}): {_one_line(detail)}; "
+            "it restarts on the next request: try again, or use a smaller model / num_ctx",
+            status=status,
+            retryable=True,
+            retry_limit=1,
+        )
+    if "failed to parse grammar" in low or "exceeds sane defaults" in low:
+        return LLMError(
+            ModelErrorKind.bad_request,
+            f"{_server(provider)} could not compile the reply schema into a grammar "
+            f"(HTTP {status}): {_one_line(detail)}",
+            status=status,
+        )
     if 400 <= status < 500:
         return LLMError(
             ModelErrorKind.bad_request,
@@ -145,6 +164,18 @@ def _by_status(status: int, detail: str, *, provider: str, base_url: str, model:
         f"{_server(provider)} failed (HTTP {status}): {_one_line(detail)}",
         status=status,
     )
+
+
+_RUNNER_STOPPED = (
+    "llama runner process has terminated",
+    "llama runner process no longer running",
+    "runner process has terminated",
+)
+
+
+def _runner_stopped(low: str) -> bool:
+    """Ollama's answer when the model runner crashed (it restarts it on the next request)."""
+    return any(text in low for text in _RUNNER_STOPPED)
 
 
 def map_error(

@@ -28,11 +28,11 @@ from langchain_core.messages import (
 from langchain_core.messages.utils import message_chunk_to_message
 from pydantic import BaseModel
 
-from soothe.engine.config import ModelSettings
+from soothe.engine.config import CallRole, ModelSettings
 from soothe.engine.events import Usage
 from soothe.engine.llm.errors import LLMError, map_error
 from soothe.engine.llm.factory import Role, build_chat_model, model_name_for
-from soothe.engine.llm.schema import bounded_json_schema
+from soothe.engine.llm.schema import bounded_json_schema, sendable_tool
 from soothe.engine.llm.structured import (
     StructuredResult,
     echo_text,
@@ -50,7 +50,43 @@ if TYPE_CHECKING:
 
     from soothe.engine.bus import EventBus
 
-__all__ = ["IdsLike", "ModelHub", "coerce_ids", "prompt_chars"]
+__all__ = ["CUT_NOTE", "IdsLike", "ModelHub", "call_role_for", "coerce_ids", "prompt_chars"]
+
+CUT_NOTE = "(cut at the token limit)"
+"""Appended to a text reply that ended with done_reason "length": the user sees it was cut."""
+
+_ROLE_BY_SCHEMA: dict[str, CallRole] = {
+    "Classification": "classify",
+    "StatusAssessment": "assess",
+    "Reflection": "assess",
+    "PlanGeneration": "plan",
+    "GoalDecomposition": "plan",
+}
+
+_OLLAMA_OPTIONS = (
+    "mirostat",
+    "mirostat_eta",
+    "mirostat_tau",
+    "num_ctx",
+    "num_gpu",
+    "num_thread",
+    "repeat_last_n",
+    "repeat_penalty",
+    "temperature",
+    "seed",
+    "stop",
+    "tfs_z",
+    "top_k",
+    "top_p",
+)
+"""ChatOllama's own option fields: an ``options`` binding replaces them all, so they are
+copied into it beside ``num_predict``."""
+
+
+def call_role_for(schema: type[BaseModel]) -> CallRole:
+    """The reply-limit role of a structured call, by its schema."""
+    return _ROLE_BY_SCHEMA.get(schema.__name__, "structured")
+
 
 T = TypeVar("T", bound=BaseModel)
 IdsLike = Scope | Mapping[str, Any] | None
@@ -195,6 +231,7 @@ class ModelHub:
         on_token: Callable[[str], None] | None = None,
         ids: IdsLike = None,
         coerce: bool = True,
+        purpose: CallRole = "step",
     ) -> AIMessage:
         """Stream a reply, calling ``on_token`` per text piece; return the whole message.
 
@@ -202,11 +239,51 @@ class ModelHub:
         cannot run are in ``invalid_tool_calls``. Their argument values are put back to
         the declared types (``toolcalls.coerce_args``) unless ``coerce`` is False: the
         agent does that itself, after its alias renaming. Raises ``LLMError`` on failure.
+
+        ``purpose`` picks the reply limit (``model.num_predict``); a text reply cut at
+        that limit ends with ``CUT_NOTE`` (also streamed), so nobody reads it as whole.
         """
         model = self.chat_model(role)
-        runnable: Runnable[Any, Any] = model.bind_tools(tools) if tools else model
+        runnable: Runnable[Any, Any] = model.bind_tools(_sendable(tools)) if tools else model
+        runnable = self._limited(runnable, model, purpose)
         reply = await self._call(runnable, messages, role=role, ids=ids, on_token=on_token)
-        return normalize_tool_calls(reply, tools, coerce=coerce)
+        reply = normalize_tool_calls(reply, tools, coerce=coerce)
+        if finish_reason(reply) == "length" and reply.text.strip() and not reply.tool_calls:
+            note = f"\n\n{CUT_NOTE}"
+            if on_token is not None:
+                on_token(note)
+            reply = reply.model_copy(update={"content": reply.text.rstrip() + note})
+        return reply
+
+    def num_predict(self, purpose: CallRole) -> int:
+        """The reply limit (tokens) for ``purpose``; 0 means none."""
+        return int(getattr(self.settings.num_predict, purpose))
+
+    def _limited(
+        self, runnable: Runnable[Any, Any], model: BaseChatModel, purpose: CallRole
+    ) -> Runnable[Any, Any]:
+        """``runnable`` with the reply limit of ``purpose`` on the provider's wire:
+        ``options.num_predict`` (Ollama), ``max_tokens`` (OpenAI-compatible; a binding's
+        ``extra_body``, e.g. the structured ``response_format``, is kept)."""
+        limit = self.num_predict(purpose)
+        if limit <= 0:
+            return runnable
+        kind = model._llm_type
+        if kind.startswith("openai"):
+            # ChatOpenAI renames max_tokens to max_completion_tokens, which Ollama's /v1
+            # (0.32) and LM Studio silently ignore: send max_tokens in the body as well.
+            bound = getattr(runnable, "kwargs", None) or {}
+            body = {**(bound.get("extra_body") or {}), "max_tokens": limit}
+            return runnable.bind(max_tokens=limit, extra_body=body)
+        if kind == "chat-ollama":
+            options = {
+                name: value
+                for name in _OLLAMA_OPTIONS
+                if (value := getattr(model, name, None)) is not None
+            }
+            options["num_predict"] = limit
+            return runnable.bind(options=options)
+        return runnable
 
     async def structured(
         self,
@@ -218,6 +295,7 @@ class ModelHub:
         retries: int | None = None,
         hint: bool = True,
         validate: Callable[[T], list[str]] | None = None,
+        purpose: CallRole | None = None,
     ) -> StructuredResult[T]:
         """Ask for one ``schema`` object. Bad model output never raises: the result then
         has ``value=None`` and a one-line ``error``. Transport failures raise LLMError.
@@ -226,11 +304,13 @@ class ModelHub:
         fields better when they can read them); ``retries`` overrides the re-ask count.
         ``validate`` is the caller's semantic check (e.g. a plan's step cycle): the
         problems it returns for a schema-valid object go back to the model in the re-ask,
-        like schema errors, instead of the object being accepted.
+        like schema errors, instead of the object being accepted. ``purpose`` picks the
+        reply limit (by default from the schema: ``call_role_for``).
         """
         json_schema = bounded_json_schema(schema)
         model = self.chat_model(role)
         runnable = self._bind_schema(model, schema.__name__, json_schema)
+        runnable = self._limited(runnable, model, purpose or call_role_for(schema))
         convo = with_system_note(messages, schema_hint(json_schema)) if hint else list(messages)
         retries = self.structured_retries if retries is None else retries
         attempts = 0
@@ -330,7 +410,10 @@ class ModelHub:
             except Exception as exc:
                 self._account(role, event_ids, total, chars, time.monotonic() - started)
                 err = self._map(exc, role)
-                if err.retryable and not emitted and retry < self.transport_retries:
+                limit = self.transport_retries
+                if err.retry_limit is not None:
+                    limit = min(limit, err.retry_limit)
+                if err.retryable and not emitted and retry < limit:
                     delay = self.backoff_s * (2**retry) * (1 + random.random() / 4)
                     retry += 1
                     await asyncio.sleep(delay)
@@ -421,6 +504,18 @@ def finish_message(total: AIMessageChunk | None) -> AIMessage:
             )
         )
     return message.model_copy(update={"tool_calls": keep, "invalid_tool_calls": invalid})
+
+
+def _sendable(tools: Sequence[Any]) -> list[Any]:
+    """Tools as sent to the model: OpenAI-style specs without bounds a local server's
+    grammar refuses (``schema.sendable_tool``); the tools' own validation keeps them."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    out = []
+    for tool in tools:
+        spec = tool if isinstance(tool, dict) and "function" in tool else None
+        out.append(sendable_tool(spec if spec is not None else convert_to_openai_tool(tool)))
+    return out
 
 
 def with_system_note(messages: Sequence[BaseMessage], note: str) -> list[BaseMessage]:

@@ -1,8 +1,15 @@
-"""JSON schemas sent to models: refs inlined, every string and list bounded.
+"""JSON schemas sent to models: refs inlined, every string and list bounded, no bound
+a local server's grammar compiler refuses.
 
 A string without ``maxLength`` (or a list without ``maxItems``) lets a small model repeat
 itself until the token limit and return broken JSON, so ``bounded_json_schema`` refuses
 such a pydantic model outright: the mistake shows up in the first test that uses it.
+
+Ollama compiles a ``format`` schema into a llama.cpp grammar and rejects the whole
+request when a bound is ~2,000 or more ("failed to parse grammar"), so a structured
+schema with a bound >= ``GRAMMAR_BOUND_LIMIT`` is refused here too. Tool parameters are
+validated by their pydantic models, not by a grammar: ``sendable_tool`` drops their
+large bounds (file content, long commands) from what is sent, and validation keeps them.
 """
 
 from __future__ import annotations
@@ -13,7 +20,21 @@ from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["UnboundedSchemaError", "bounded_json_schema", "schema_problems"]
+__all__ = [
+    "GRAMMAR_BOUND_LIMIT",
+    "UnboundedSchemaError",
+    "bounded_json_schema",
+    "grammar_problems",
+    "max_bound",
+    "schema_problems",
+    "sendable_tool",
+]
+
+GRAMMAR_BOUND_LIMIT = 1000
+"""No ``maxLength`` / ``maxItems`` / ``maxProperties`` in a schema we send reaches this
+(llama.cpp in Ollama refuses >= ~2,000, depending on the item type: keep well below)."""
+
+_BOUND_KEYS = ("maxLength", "maxItems", "maxProperties", "minLength", "minItems")
 
 
 class UnboundedSchemaError(ValueError):
@@ -37,6 +58,7 @@ def _bounded(schema: type[BaseModel]) -> dict[str, Any]:
     inlined = dereference_refs(raw)
     inlined.pop("$defs", None)
     problems = schema_problems(inlined, schema.__name__)
+    problems += grammar_problems(inlined, schema.__name__)
     if problems:
         shown = "; ".join(problems[:5])
         more = f" (+{len(problems) - 5} more)" if len(problems) > 5 else ""
@@ -107,3 +129,66 @@ def schema_problems(node: Any, path: str) -> list[str]:
         if key in node:
             problems += schema_problems(node[key], path)
     return problems
+
+
+def _walk_bounds(node: Any, path: str) -> list[tuple[str, str, int]]:
+    """(path, keyword, value) of every length/count bound in a JSON schema."""
+    found: list[tuple[str, str, int]] = []
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            found += _walk_bounds(item, f"{path}[{i}]")
+        return found
+    if not isinstance(node, dict):
+        return found
+    for key in _BOUND_KEYS:
+        value = node.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            found.append((path, key, value))
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):
+            for name, sub in value.items():
+                found += _walk_bounds(sub, f"{path}.{name}")
+        elif isinstance(value, dict | list) and key not in ("enum", "const", "default"):
+            found += _walk_bounds(value, f"{path}.{key}" if key != "items" else f"{path}[]")
+    return found
+
+
+def grammar_problems(node: Any, path: str) -> list[str]:
+    """Every bound a local server's grammar compiler may refuse (>= GRAMMAR_BOUND_LIMIT)."""
+    return [
+        f"{where}: {key} {value} is too large for a local server's grammar "
+        f"(keep it below {GRAMMAR_BOUND_LIMIT}; bound long text by validation instead)"
+        for where, key, value in _walk_bounds(node, path)
+        if value >= GRAMMAR_BOUND_LIMIT
+    ]
+
+
+def max_bound(node: Any) -> int:
+    """The largest length/count bound anywhere in a JSON schema (0 when none)."""
+    return max((value for _, _, value in _walk_bounds(node, "")), default=0)
+
+
+def _without_large_bounds(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_without_large_bounds(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _BOUND_KEYS and isinstance(value, int) and value >= GRAMMAR_BOUND_LIMIT:
+            continue
+        if key in ("enum", "const", "default"):
+            out[key] = value
+        else:
+            out[key] = _without_large_bounds(value)
+    return out
+
+
+def sendable_tool(spec: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI-style tool spec as it may go to a model: bounds >= GRAMMAR_BOUND_LIMIT
+    removed from its parameters (their pydantic model still enforces them)."""
+    fn = spec.get("function")
+    if not isinstance(fn, dict) or not grammar_problems(fn.get("parameters") or {}, ""):
+        return spec
+    params = _without_large_bounds(fn.get("parameters") or {})
+    return {**spec, "function": {**fn, "parameters": params}}

@@ -32,6 +32,10 @@ class ServerStatus:
     fast_model_present: bool | None = None
     tools: bool | None = None
     """Tool support of the chosen model, when the server says (Ollama capabilities)."""
+    parameter_size: str | None = None
+    """The model's size as the server says it (Ollama ``details.parameter_size``)."""
+    context_length: int | None = None
+    """The model's trained context window (Ollama ``model_info[...context_length]``)."""
     error: str | None = None
     fix: str | None = None
     kind: ModelErrorKind | None = None
@@ -176,6 +180,10 @@ async def _check_ollama(client: Any, status: ServerStatus) -> None:
         show = await _get_json(client, "POST", f"{base}/api/show", json={"model": status.model})
     except httpx.HTTPError:
         return  # capability check is a bonus; the model is there
+    from soothe.engine.llm.profile import model_info_from_show
+
+    info = model_info_from_show(show)
+    status.parameter_size, status.context_length = info.parameter_size, info.context_length
     capabilities = show.get("capabilities") if isinstance(show, dict) else None
     if isinstance(capabilities, list):
         status.tools = "tools" in capabilities

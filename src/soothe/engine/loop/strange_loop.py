@@ -430,7 +430,7 @@ class StrangeLoop:
         def on_token(text: str) -> None:
             self.bus.publish(StepToken(text=text, **scope.fields()))
 
-        reply = await self.hub.stream_text(messages, on_token=on_token, ids=scope)
+        reply = await self.hub.stream_text(messages, on_token=on_token, ids=scope, purpose="final")
         answer = reply.content if isinstance(reply.content, str) else str(reply.content)
         status = state.get("status") if state.get("status") == "exhausted" else "done"
         return {"final_answer": answer or last, "status": status}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from soothe.engine import events as ev
 from soothe.widgets.goal_tree import GoalTree
-from soothe.widgets.step_stream import STREAM_MAX_LINES
+from soothe.widgets.step_card import STREAM_MAX_LINES
 from soothe.widgets.stream_text import StreamText
-from soothe.widgets.transcript import TextRun
+from soothe.widgets.transcript import StepCard, TextRun
 from tests.app.conftest import settle, submit
 from tests.app.fake_session import FakeSession, Gate, Tokens
 
@@ -50,8 +50,10 @@ async def test_twenty_thousand_tokens_stay_responsive_and_capped(
         assert rows[-2] == "line of streamed text"
         # the bus coalesced or the pump batched: far fewer repaints than tokens
         assert app.handler.batches < 200
-        runs = [s for s in app.handler.transcript("G1/S1").segments if isinstance(s, TextRun)]
-        assert len(runs) == 1
+        cards = [s for s in app.handler.transcript("G1/S1").segments if isinstance(s, StepCard)]
+        assert len(cards) == 1
+        runs = [p for p in cards[0].parts if isinstance(p, TextRun)]
+        assert len(runs) == 1 and cards[0].tokens >= 1
         assert runs[0].total == len("line of streamed text\n") * (TOKENS - 1) + len(
             "the very last line"
         )

@@ -16,7 +16,7 @@ from soothe.app.keymap import all_ids, help_rows, validate_keymap
 from soothe.themes import BUILTIN_THEMES, ThemeFileError, load_theme_file, load_user_themes
 from soothe.widgets.status_line import StatusInfo, render_status
 from soothe.widgets.stream_text import StreamText
-from soothe.widgets.transcript import MAX_TEXT_CHARS, TextRun, Transcript
+from soothe.widgets.transcript import MAX_TEXT_CHARS, StepCard, TextRun, ToolRun, Transcript
 from soothe.widgets.wrap import clean, wrap_line
 
 
@@ -65,15 +65,23 @@ def test_stream_text_cleans_control_characters() -> None:
     assert clean("a\tb\r\nc\x07") == "a   b\nc\ufffd"
 
 
-def test_transcript_joins_a_stream_and_labels_interleaved_steps() -> None:
-    transcript = Transcript("conversation", "Conversation")
-    transcript.note("G1/S1 start", "step", stream="G1/S1")
-    first = transcript.text("G1/S1", "hello ", label="G1/S1 ›")
-    assert transcript.text("G1/S1", "world", label="G1/S1 ›") is first
-    assert first.label == "" and first.text == "hello world"
-    other = transcript.text("G1/S2", "x", label="G1/S2 ›")
-    back = transcript.text("G1/S1", "!", label="G1/S1 ›")
-    assert other.label == "G1/S2 ›" and back is not first and back.label == "G1/S1 ›"
+def test_step_card_keeps_its_text_and_tool_calls_in_order() -> None:
+    card = StepCard("G1", "S1", "Read")
+    first = card.add_text("hello ")
+    assert card.add_text("world") is first and first.text == "hello world"
+    card.add_tool(ToolRun(call_id="c1", tool="read_file"))
+    after = card.add_text("!")
+    assert after is not first and card.text == "hello world!"
+    assert [type(p).__name__ for p in card.parts] == ["TextRun", "ToolRun", "TextRun"]
+    assert card.tokens == 3
+
+
+def test_transcript_releases_the_oldest_blocks_past_its_cap() -> None:
+    transcript = Transcript("conversation", "Conversation", max_segments=3)
+    for n in range(5):
+        transcript.note(f"n{n}")
+    assert [b.dump()["note"] for b in transcript.segments] == ["n2", "n3", "n4"]
+    assert transcript.released == 2
 
 
 def test_text_run_keeps_a_bounded_tail_and_reports_new_text() -> None:

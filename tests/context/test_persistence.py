@@ -217,7 +217,7 @@ async def test_forward_migration_keeps_data(db_path: Path, monkeypatch: pytest.M
     again = await ContextEngine.open(db_path)
     assert again.get_goal("G1").priority == 80
     await again.close()
-    assert _sql(db_path, "PRAGMA user_version") == [(2,)]
+    assert _sql(db_path, "PRAGMA user_version") == [(len(v2),)]
     assert _sql(db_path, "SELECT count(*) FROM goal_notes") == [(0,)]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from soothe.engine.context import ContextEngine
+    from soothe.engine.context.transcript import TranscriptRecorder
     from soothe.engine.llm.hub import ModelHub
     from soothe.engine.memory import Memory
     from soothe.engine.runner import SootheRunner
@@ -63,6 +64,8 @@ class Session:
         self.hub: ModelHub
         self.runner: SootheRunner
         self.memory: Memory
+        self.recorder: TranscriptRecorder | None = None
+        self._unlisten_recorder: Callable[[], None] = lambda: None
         self._checkpoint_conn: Any = None
         self._lock: Any = None
         self._started = False
@@ -165,6 +168,10 @@ class Session:
             self._release_lock()
             raise StorageError(_storage_message(checkpoint_path, exc)) from exc
         await self.context.recover()
+        from soothe.engine.context.transcript import TranscriptRecorder
+
+        self.recorder = TranscriptRecorder(self.context, lambda: self.thread_id)
+        self._unlisten_recorder = self.bus.add_listener(self.recorder.observe)
         settings = await self._resolve_profile()
         self.memory = memory = Memory(self.context.db, cross_thread=settings.memory.cross_thread)
         await memory.setup()
@@ -254,6 +261,9 @@ class Session:
             return
         self._started = False
         self.broker.cancel_all()
+        if self.recorder is not None:
+            self._unlisten_recorder()
+            await self.recorder.close()
         await self.hub.aclose()
         await self.context.close()
         if self._checkpoint_conn is not None:
@@ -437,7 +447,16 @@ class Session:
             goals=goals,
             evidence=self.evidence(),
             answers=answers,
+            transcript=await self.transcript(thread_id),
         )
+    async def transcript(self, thread_id: str) -> list[dict[str, Any]]:
+        """What the thread showed, as stored events in order (see ThreadSnapshot)."""
+        from soothe.engine.context.transcript import decode
+
+        if self.recorder is not None:
+            await self.recorder.flush()
+        return [decode(data) for _, data in await self.context.transcript(thread_id)]
+
 
     async def new_thread(self) -> str:
         self.thread_id = ""

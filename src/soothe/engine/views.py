@@ -7,7 +7,7 @@ objects, so the screen cannot change the engine's state behind its back.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -62,6 +62,9 @@ class ThreadSnapshot(_View):
 
     ``answers`` maps a goal id to that goal's final answer; the key ``""`` holds answers
     given without a goal (quick replies), oldest first, joined by blank lines.
+    ``transcript`` is the thread's stored events in order (``{"event": ..., "tokens": n}``,
+    a step's tokens coalesced), which the screen replays to show what it showed before;
+    empty for a thread stored before transcripts were kept.
     """
 
     thread_id: str
@@ -69,3 +72,4 @@ class ThreadSnapshot(_View):
     goals: list[GoalView] = Field(default_factory=list)
     evidence: list[EvidenceView] = Field(default_factory=list)
     answers: dict[str, str] = Field(default_factory=dict)
+    transcript: list[dict[str, Any]] = Field(default_factory=list)

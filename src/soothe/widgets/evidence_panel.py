@@ -1,7 +1,14 @@
-"""EvidencePanel: evidence entries (kind, summary, the step they came from)."""
+"""EvidencePanel: evidence entries (kind, summary, the step they came from).
+
+It follows the selection: with a goal or a step selected it lists only that goal's or
+step's entries (the title says so); ``a`` shows them all until the selection changes.
+"""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import OptionList
@@ -33,6 +40,10 @@ class EvidencePanel(OptionList):
     }
     """
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "show_all", "All evidence", id="evidence.show_all"),
+    ]
+
     class Opened(Message):
         def __init__(self, entry: EvidenceView) -> None:
             super().__init__()
@@ -41,40 +52,74 @@ class EvidencePanel(OptionList):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.entries: dict[str, EvidenceView] = {}
+        """Every entry of the thread; ``shown`` are those the selection lets through."""
+        self.shown: list[str] = []
+        self.scope: tuple[str | None, str | None] = (None, None)
         self._show_empty()
 
     def _show_empty(self) -> None:
-        self.add_option(
-            Option(
-                Content.styled("No evidence yet — tool results and findings land here.", "italic"),
-                id=EMPTY_ID,
-                disabled=True,
-            )
+        goal_id, step_id = self.scope
+        where = "/".join(p for p in (goal_id, step_id) if p)
+        text = (
+            f"No evidence for {where} — a shows all."
+            if where and self.entries
+            else "No evidence yet — tool results and findings land here."
         )
+        self.add_option(Option(Content.styled(text, "italic"), id=EMPTY_ID, disabled=True))
+
+    def _wanted(self, entry: EvidenceView) -> bool:
+        goal_id, step_id = self.scope
+        if goal_id is None:
+            return True
+        if entry.goal_id != goal_id:
+            return False
+        return step_id is None or entry.step_id == step_id
 
     def add_entries(self, entries: list[EvidenceView]) -> None:
         fresh = [e for e in entries if e.evidence_id not in self.entries]
         if not fresh:
             return
-        if not self.entries:
-            self.clear_options()
         for entry in fresh:
             self.entries[entry.evidence_id] = entry
-        self.add_options(Option(_prompt(e), id=e.evidence_id) for e in fresh)
+        visible = [e for e in fresh if self._wanted(e)]
+        if visible:
+            if not self.shown:
+                self.clear_options()
+            self.shown += [e.evidence_id for e in visible]
+            self.add_options(Option(_prompt(e), id=e.evidence_id) for e in visible)
         self._retitle()
 
     def set_entries(self, entries: list[EvidenceView]) -> None:
-        self.entries.clear()
+        self.entries = {e.evidence_id: e for e in entries}
+        self._refill()
+
+    def follow(self, goal_id: str | None, step_id: str | None = None) -> None:
+        """Show the entries of the selected goal or step (None: the whole thread)."""
+        if (goal_id, step_id) != self.scope:
+            self.scope = (goal_id, step_id)
+            self._refill()
+
+    def action_show_all(self) -> None:
+        self.follow(None)
+
+    def _refill(self) -> None:
         self.clear_options()
-        if entries:
-            self.add_entries(entries)
+        visible = [e for e in self.entries.values() if self._wanted(e)]
+        self.shown = [e.evidence_id for e in visible]
+        if visible:
+            self.add_options(Option(_prompt(e), id=e.evidence_id) for e in visible)
         else:
             self._show_empty()
-            self._retitle()
+        self._retitle()
 
     def _retitle(self) -> None:
-        count = len(self.entries)
-        self.border_title = f"Evidence ({count})" if count else "Evidence"
+        total = len(self.entries)
+        goal_id, step_id = self.scope
+        where = "/".join(p for p in (goal_id, step_id) if p)
+        if where:
+            self.border_title = f"Evidence · {where} ({len(self.shown)} of {total})"
+        else:
+            self.border_title = f"Evidence ({total})" if total else "Evidence"
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

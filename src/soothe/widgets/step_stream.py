@@ -1,9 +1,10 @@
 """StepStream: the live stream of the selected goal, step or the whole conversation.
 
-It shows one Transcript at a time: notes, streamed text (StreamText), tool calls
-(ToolCallBlock) and final answers (one Markdown widget each, set once). The event handler
-calls ``touch`` with the segments that changed in a batch; only the visible transcript is
-ever rendered.
+It shows one Transcript (a view of the view model) at a time: notes, one live card per
+step (StepCardView: its text and tool calls, updated in place), tool calls outside a step
+and final answers (one Markdown widget each, set once). The event handler calls ``touch``
+with the blocks that changed in a batch; only the visible transcript is ever rendered, and
+only its last WINDOW blocks are mounted (home, or scrolling to the top, mounts more).
 """
 
 from __future__ import annotations
@@ -17,17 +18,18 @@ from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Static
 
+from soothe.widgets.step_card import StepCardView
 from soothe.widgets.stream_text import StreamText
 from soothe.widgets.tool_call import ToolCallBlock
-from soothe.widgets.transcript import Answer, Note, Segment, TextRun, ToolRun, Transcript
+from soothe.widgets.transcript import Answer, Block, Note, StepCard, ToolRun, Transcript
 
 if TYPE_CHECKING:
     from textual.widgets import Markdown
 
 EMPTY_TEXT = "Type a request below and press enter — or /goal TEXT to queue a goal. F1 for help."
 EMPTY_GOAL_TEXT = "Nothing streamed here yet."
-MAX_BLOCKS = 300
-STREAM_MAX_LINES = 2000
+WINDOW = 120
+"""Blocks mounted at once; older ones are released (and mounted again on scroll back)."""
 
 NOTE_ICONS = {
     "user": "› ",
@@ -62,8 +64,7 @@ class StepStream(VerticalScroll):
     StepStream > .-error { color: $error; text-style: bold; }
     StepStream > .-info { color: $text-muted; }
     StepStream > .-reasoning { color: $text-muted; text-style: italic; }
-    StepStream > .run-label { color: $text-muted; }
-    StepStream > StreamText { color: $foreground; padding-left: 2; }
+    StepStream > .earlier { color: $text-muted; text-align: center; width: 1fr; }
     StepStream > .answer {
         margin: 1 0 0 0;
         padding: 0 1;
@@ -80,20 +81,28 @@ class StepStream(VerticalScroll):
         self.transcript: Transcript | None = None
         self._blocks: dict[int, Widget] = {}
         self._empty: Static | None = None
+        self._earlier: Static | None = None
+        self.window = WINDOW
         self.follow = True
 
     @property
     def key(self) -> str | None:
         return self.transcript.key if self.transcript is not None else None
 
-    def show(self, transcript: Transcript) -> None:
-        """Replace what is shown with ``transcript`` (bounded to the last MAX_BLOCKS)."""
+    def show(self, transcript: Transcript, *, window: int = WINDOW) -> None:
+        """Replace what is shown with ``transcript`` (its last ``window`` blocks)."""
         self.transcript = transcript
         self.border_title = transcript.title
+        self.window = window
         self._blocks.clear()
-        segments = list(transcript.segments)[-MAX_BLOCKS:]
-        widgets = [self._block(segment) for segment in segments]
+        segments = list(transcript.segments)
+        hidden = max(0, len(segments) - window)
+        widgets = [self._block(segment) for segment in segments[hidden:]]
         self._empty = None
+        self._earlier = None
+        if hidden or transcript.released:
+            self._earlier = Static(self._earlier_text(hidden), classes="earlier")
+            widgets.insert(0, self._earlier)
         if not widgets:
             text = EMPTY_TEXT if transcript.key == "conversation" else EMPTY_GOAL_TEXT
             self._empty = Static(text, classes="empty")
@@ -104,7 +113,26 @@ class StepStream(VerticalScroll):
         self.follow = True
         self.scroll_end(animate=False)
 
-    def touch(self, segments: Iterable[Segment]) -> None:
+    def _earlier_text(self, hidden: int) -> str:
+        released = self.transcript.released if self.transcript is not None else 0
+        parts = []
+        if hidden:
+            parts.append(f"▲ {hidden} earlier block{'' if hidden == 1 else 's'} — home shows them")
+        if released:
+            parts.append(f"{released} older in the thread export (/export)")
+        return " · ".join(parts)
+
+    def show_earlier(self) -> bool:
+        """Mount another window of older blocks (home, or scrolled to the top)."""
+        transcript = self.transcript
+        if transcript is None or len(transcript) <= self.window:
+            return False
+        self.show(transcript, window=self.window + WINDOW)
+        self.follow = False
+        self.scroll_home(animate=False)
+        return True
+
+    def touch(self, segments: Iterable[Block]) -> None:
         """Bring the view up to date with segments that were added or changed.
 
         The view follows the end of the stream unless the user scrolled up (wheel, up,
@@ -156,60 +184,59 @@ class StepStream(VerticalScroll):
 
     def action_scroll_home(self) -> None:
         self.follow = False
-        super().action_scroll_home()
+        if not self.show_earlier():
+            super().action_scroll_home()
 
     def action_scroll_end(self) -> None:
         self.follow_end()
 
-    def _touch(self, segments: Iterable[Segment]) -> None:
+    def _touch(self, segments: Iterable[Block]) -> None:
         new: list[Widget] = []
         for segment in segments:
             block = self._blocks.get(id(segment))
             if block is None:
-                new.extend(self._label(segment))
                 new.append(self._block(segment))
-            elif isinstance(segment, TextRun) and isinstance(block, StreamText):
-                block.append(segment.since(block.seen))
-                block.seen = segment.total
+            elif isinstance(segment, StepCard) and isinstance(block, StepCardView):
+                block.sync()
             elif isinstance(segment, ToolRun) and isinstance(block, ToolCallBlock):
                 block.sync(segment)
         if not new:
             return
-        existing = list(self.children)
+        existing = [w for w in self.children if w is not self._earlier]
         if self._empty is not None:
             existing.remove(self._empty)
             self._empty.remove()
             self._empty = None
-        excess = len(existing) + len(new) - MAX_BLOCKS
+        excess = len(existing) + len(new) - self.window
         self.mount_all(new)
-        if excess > 0:
+        if excess > 0:  # release the oldest widgets: the view model still has the blocks
             old = existing[:excess]
             gone = {id(w) for w in old}
             self._blocks = {k: w for k, w in self._blocks.items() if id(w) not in gone}
             self.remove_children(old)
+            hidden = len(self.transcript) - len(self._blocks) if self.transcript else 0
+            if self._earlier is None:
+                self._earlier = Static(self._earlier_text(hidden), classes="earlier")
+                self.mount(self._earlier, before=0)
+            else:
+                self._earlier.update(self._earlier_text(hidden))
 
     def stream_line_count(self) -> int:
         """Rows held by all StreamText blocks (what the cap bounds)."""
         return sum(block.line_count for block in self.query(StreamText))
 
-    def _label(self, segment: Segment) -> list[Widget]:
-        if isinstance(segment, TextRun) and segment.label:
-            return [Static(Content(segment.label), classes="run-label")]
-        return []
-
-    def _block(self, segment: Segment) -> Widget:
+    def _block(self, segment: Block) -> Widget:
         block: Widget
         if isinstance(segment, Note):
             icon = NOTE_ICONS.get(segment.kind, "")
             block = Static(Content(icon + segment.text), classes=f"note -{segment.kind}")
-        elif isinstance(segment, TextRun):
-            block = StreamText(segment.text, max_lines=STREAM_MAX_LINES)
-            block.seen = segment.total
+        elif isinstance(segment, StepCard):
+            block = StepCardView(segment)
         elif isinstance(segment, ToolRun):
             block = ToolCallBlock(segment)
         elif isinstance(segment, Answer):
             block = _markdown(segment.text)
-        else:  # pragma: no cover - exhaustive over Segment
+        else:  # pragma: no cover - exhaustive over Block
             raise TypeError(type(segment))
         self._blocks[id(segment)] = block
         return block

@@ -1,9 +1,10 @@
-"""The data behind a StepStream: an ordered, capped list of segments.
+"""The blocks a StepStream shows, and the ordered list of them one view holds.
 
-The event handler keeps one Transcript per stream (the whole conversation, each goal, each
-step) and mutates it as events arrive; the StepStream shows one of them. Segments are plain
-mutable objects so the widget can tell what changed since it last looked (``total`` only
-grows, even when old text is dropped to respect the cap).
+Plain mutable objects, Textual-free: the view model (``soothe.app.view_state``) builds and
+updates them from engine events (live, or replayed from the store); the StepStream renders
+them. One block can sit in several views at once (a step's card is in the conversation,
+in its goal's view and in its own view): it is the same object, so every view shows the
+same thing. ``version`` only grows, so a widget can tell what changed since it last looked.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 NoteKind = Literal["user", "info", "plan", "step", "ok", "warn", "error", "reasoning"]
+CardStatus = Literal["active", "completed", "failed", "cancelled", "skipped"]
 
-MAX_SEGMENTS = 300
+MAX_SEGMENTS = 400
 MAX_TEXT_CHARS = 120_000
 
 
@@ -22,8 +24,9 @@ MAX_TEXT_CHARS = 120_000
 class Note:
     text: str
     kind: NoteKind = "info"
-    stream: str = ""
-    """The step stream this note opens (so the text that follows needs no label)."""
+
+    def dump(self) -> dict[str, Any]:
+        return {"note": self.text, "kind": self.kind}
 
 
 @dataclass(eq=False)
@@ -31,7 +34,6 @@ class TextRun:
     """Streamed model output of one step (tokens joined as they come)."""
 
     stream: str
-    label: str = ""
     chunks: list[str] = field(default_factory=list)
     total: int = 0
     kept: int = 0
@@ -67,6 +69,9 @@ class TextRun:
                 break
         return "".join(reversed(out))[-want:]
 
+    def dump(self) -> dict[str, Any]:
+        return {"text": self.text}
+
 
 @dataclass(eq=False)
 class ToolRun:
@@ -78,49 +83,114 @@ class ToolRun:
     truncated: bool = False
     version: int = 0
 
+    def dump(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "args": self.args,
+            "output": self.output,
+            "ok": self.ok,
+            "truncated": self.truncated,
+        }
+
+
+@dataclass(eq=False)
+class StepCard:
+    """One step, live: a header (goal/step, status, tokens), its text and its tool calls.
+
+    Two steps streaming at once each fill their own card, so their text never interleaves.
+    ``answer`` is set when the step's text is the goal's final answer: the card then shows
+    it rendered, and no separate answer block repeats it.
+    """
+
+    goal_id: str
+    step_id: str
+    description: str = ""
+    status: CardStatus = "active"
+    parts: list[TextRun | ToolRun] = field(default_factory=list)
+    tokens: int = 0
+    duration_s: float = 0.0
+    detail: str = ""
+    answer: bool = False
+    version: int = 0
+
+    @property
+    def key(self) -> str:
+        return f"{self.goal_id}/{self.step_id}"
+
+    @property
+    def text(self) -> str:
+        return "".join(p.text for p in self.parts if isinstance(p, TextRun))
+
+    def add_text(self, text: str, tokens: int = 1) -> TextRun:
+        last = self.parts[-1] if self.parts else None
+        if not isinstance(last, TextRun):
+            last = TextRun(stream=self.key)
+            self.parts.append(last)
+        last.add(text)
+        self.tokens += tokens
+        self.version += 1
+        return last
+
+    def add_tool(self, run: ToolRun) -> None:
+        self.parts.append(run)
+        self.version += 1
+
+    def dump(self) -> dict[str, Any]:
+        return {
+            "card": self.key,
+            "description": self.description,
+            "status": self.status,
+            "tokens": self.tokens,
+            "detail": self.detail,
+            "answer": self.answer,
+            "parts": [p.dump() for p in self.parts],
+        }
+
 
 @dataclass(eq=False)
 class Answer:
     text: str
     title: str = ""
 
+    def dump(self) -> dict[str, Any]:
+        return {"answer": self.text, "title": self.title}
 
-Segment = Note | TextRun | ToolRun | Answer
+
+Segment = Note | TextRun | ToolRun | StepCard | Answer
+Block = Note | ToolRun | StepCard | Answer
 
 
 class Transcript:
-    """Segments of one stream, oldest dropped past ``max_segments``."""
+    """The blocks of one view, oldest released past ``max_segments``.
+
+    ``released`` counts the blocks dropped from the front (the store still has them; the
+    view model reloads them when the user scrolls back).
+    """
 
     def __init__(self, key: str, title: str, max_segments: int = MAX_SEGMENTS) -> None:
         self.key = key
         self.title = title
-        self.segments: deque[Segment] = deque(maxlen=max_segments)
+        self.segments: deque[Block] = deque()
+        self.max_segments = max_segments
+        self.released = 0
 
     def __len__(self) -> int:
         return len(self.segments)
 
-    def add(self, segment: Segment) -> Segment:
+    def __contains__(self, block: object) -> bool:
+        return any(b is block for b in self.segments)
+
+    def add(self, segment: Block) -> Block:
         self.segments.append(segment)
+        while len(self.segments) > self.max_segments:
+            self.segments.popleft()
+            self.released += 1
         return segment
 
-    def note(self, text: str, kind: NoteKind = "info", stream: str = "") -> Note:
-        note = Note(text, kind, stream)
-        self.segments.append(note)
+    def note(self, text: str, kind: NoteKind = "info") -> Note:
+        note = Note(text, kind)
+        self.add(note)
         return note
 
-    def text(self, stream: str, delta: str, label: str = "") -> TextRun:
-        """Append streamed text; continues the last run when it is the same stream.
-
-        ``label`` names the stream when the text would otherwise be ambiguous (another
-        step's output came in between); it is dropped right after that step's own header.
-        """
-        last = self.segments[-1] if self.segments else None
-        if isinstance(last, TextRun) and last.stream == stream:
-            last.add(delta)
-            return last
-        if isinstance(last, Note) and last.stream == stream:
-            label = ""
-        run = TextRun(stream=stream, label=label)
-        run.add(delta)
-        self.segments.append(run)
-        return run
+    def dump(self) -> list[dict[str, Any]]:
+        return [block.dump() for block in self.segments]

@@ -502,3 +502,17 @@ class ContextEngine:
     async def messages(self, thread_id: str, limit: int | None = None) -> list[ThreadMessage]:
         """The thread's messages oldest first; with ``limit``, only the newest ``limit``."""
         return await self._threads.messages(thread_id, limit)
+
+    # --- transcripts (what the screen showed; see context/transcript.py) ---------------
+
+    async def append_transcript(self, thread_id: str, records: Sequence[str]) -> None:
+        """Store transcript records (JSON text) after the thread's others, in order."""
+        from soothe.engine.context.store import transcript_ops
+
+        await self._store.write(transcript_ops(thread_id, records))
+
+    async def transcript(
+        self, thread_id: str, before: int | None = None, limit: int | None = None
+    ) -> list[tuple[int, str]]:
+        """The thread's transcript records ``(id, json)``, oldest first."""
+        return await self._store.transcript(thread_id, before, limit)

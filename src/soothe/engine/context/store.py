@@ -81,6 +81,12 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX thread_messages_thread ON thread_messages (thread_id, id)",
         "CREATE TABLE module_versions (module TEXT PRIMARY KEY, version INTEGER NOT NULL)",
     ],
+    # v2: what the screen showed, per thread (events in order, a step's tokens coalesced)
+    [
+        """CREATE TABLE transcript (
+            id INTEGER PRIMARY KEY, thread_id TEXT NOT NULL, data TEXT NOT NULL)""",
+        "CREATE INDEX transcript_thread ON transcript (thread_id, id)",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -231,6 +237,7 @@ def thread_removal_ops(thread_id: str) -> list[Op]:
     return [
         ("DELETE FROM ledger WHERE thread_id = ?", (thread_id,)),
         ("DELETE FROM thread_messages WHERE thread_id = ?", (thread_id,)),
+        ("DELETE FROM transcript WHERE thread_id = ?", (thread_id,)),
         ("DELETE FROM threads WHERE id = ?", (thread_id,)),
     ]
 
@@ -241,6 +248,11 @@ def insert_message_op(message: ThreadMessage) -> Op:
         "VALUES (?, ?, ?, ?, ?)",
         (message.id, message.thread_id, message.role, message.content, message.created_at),
     )
+
+
+def transcript_ops(thread_id: str, records: Sequence[str]) -> list[Op]:
+    sql = "INSERT INTO transcript (thread_id, data) VALUES (?, ?)"
+    return [(sql, (thread_id, record)) for record in records]
 
 
 def _atomically(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -349,6 +361,24 @@ class Store:
             ThreadMessage(id=r[0], thread_id=r[1], role=r[2], content=r[3], created_at=r[4])
             for r in reversed(list(rows))
         ]
+
+    async def transcript(
+        self, thread_id: str, before: int | None = None, limit: int | None = None
+    ) -> list[tuple[int, str]]:
+        """A thread's transcript records ``(id, json)`` oldest first; ``before`` an id and
+        ``limit`` give the newest ``limit`` older than it (paging back)."""
+        sql = "SELECT id, data FROM transcript WHERE thread_id = ?"
+        params: list[Any] = [thread_id]
+        if before is not None:
+            sql += " AND id < ?"
+            params.append(before)
+        sql += " ORDER BY id DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(max(0, limit))
+        async with self.db.execute(sql, params) as cursor:
+            rows = await cursor.fetchall()
+        return [(int(r[0]), str(r[1])) for r in reversed(list(rows))]
 
     async def migrate(self) -> int:
         async with self.db.execute("PRAGMA user_version") as cursor:

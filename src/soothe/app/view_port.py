@@ -1,0 +1,179 @@
+"""The view model's port to the screen, and the small helpers it shares with the app."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from soothe.engine import events as ev
+from soothe.engine.views import EvidenceView, GoalView, ThreadSnapshot
+from soothe.widgets.icons import STATUS_WORDS
+from soothe.widgets.transcript import Answer, Block, NoteKind, Transcript
+
+if TYPE_CHECKING:
+    from soothe.app.view_state import ViewState
+
+CONVERSATION = "conversation"
+
+
+class ViewPort(Protocol):
+    """What the view model asks of the screen (the app implements it)."""
+
+    def upsert_goal(self, goal: GoalView) -> None: ...
+    def remove_goal(self, goal_id: str) -> None: ...
+    def clear_goals(self) -> None: ...
+    def goals_changed(self, count: int) -> None: ...
+    def show(self, transcript: Transcript) -> None: ...
+    def touch(self, blocks: list[Block]) -> None: ...
+    def set_evidence(self, entries: list[EvidenceView]) -> None: ...
+    def add_evidence(self, entries: list[EvidenceView]) -> None: ...
+    def status(self, **fields: Any) -> None: ...
+    def notify(self, message: str, title: str = "", severity: str = "information") -> None: ...
+    def run_started(self) -> None: ...
+    def run_ended(self, duration: float | None) -> None: ...
+    def server_lost(self, error: str) -> None: ...
+    def set_awaiting(self, goal_id: str, kind: str | None) -> None: ...
+    def open_clarification(self, event: ev.ClarificationRequested, asker: str) -> None: ...
+    def open_approval(self, event: ev.ApprovalRequested, asker: str) -> None: ...
+    def close_request(self, request_id: str) -> None: ...
+    def follow(self, key: str) -> None:
+        """A new request or a goal that became active wants the middle panel."""
+
+
+def one_line(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def parents_first(views: list[GoalView]) -> list[GoalView]:
+    """Order goals so every sub-goal comes after its parent (the tree needs the node)."""
+    ids = {view.id for view in views}
+    placed: set[str] = set()
+    ordered: list[GoalView] = []
+    remaining = list(views)
+    while remaining:
+        ready = [v for v in remaining if v.parent_id not in ids or v.parent_id in placed]
+        if not ready:  # a parent cycle (should not exist): show them flat rather than hang
+            ready = remaining
+        for view in ready:
+            placed.add(view.id)
+            ordered.append(view)
+        remaining = [v for v in remaining if v.id not in placed]
+    return ordered
+
+
+def records_of(snapshot: ThreadSnapshot) -> list[tuple[ev.EventBase, int]]:
+    """The stored transcript of a snapshot as events to replay (with their token counts)."""
+    return [(ev.parse_event(r["event"]), int(r.get("tokens", 1))) for r in snapshot.transcript]
+
+
+def same_text(a: str, b: str) -> bool:
+    return " ".join(a.split()) == " ".join(b.split())
+
+
+def restore_answers(self: ViewState, snapshot: ThreadSnapshot) -> None:
+    """A thread stored before transcripts were kept: its goals' final answers."""
+    conversation = self.view(CONVERSATION)
+    title = snapshot.title or snapshot.thread_id
+    conversation.note(f"Thread {title} restored", "info")
+    if snapshot.answers.get(""):
+        conversation.add(Answer(snapshot.answers[""]))
+        self.answers[""] = snapshot.answers[""]
+    for goal in snapshot.goals:
+        self.goals[goal.id] = goal
+        goal_view = self.view(goal.id)
+        goal_view.note(f"{goal.id} {STATUS_WORDS.get(goal.status, goal.status)}")
+        answer = snapshot.answers.get(goal.id)
+        if answer:
+            block = Answer(answer, title=goal.id)
+            goal_view.add(block)
+            conversation.note(f"{goal.id} · {one_line(goal.description, 80)}", "plan")
+            conversation.add(block)
+            self.answers[goal.id] = answer
+        if goal.error:
+            goal_view.note(goal.error, "error")
+
+
+class RequestEvents:
+    """The view model's handling of evidence, clarifications and approvals (ViewState
+    inherits it; the names below are ViewState's)."""
+
+    port: ViewPort
+    live: bool
+    goals: dict[str, GoalView]
+    evidence: dict[str, EvidenceView]
+    _denied: set[tuple[str | None, str | None, str]]
+
+    def note(self, keys: Iterable[str], text: str, kind: NoteKind = "info") -> None:
+        raise NotImplementedError
+
+    def _keys(self, event: ev.EventBase, *, conversation: bool = True) -> list[str]:
+        raise NotImplementedError
+
+    # -- events: evidence and requests ---------------------------------------------------------
+
+    def _evidence_added(self, event: ev.EvidenceAdded) -> None:
+        entry = EvidenceView(
+            evidence_id=event.evidence_id,
+            kind=event.kind,
+            summary=event.summary,
+            content=event.content,
+            goal_id=event.goal_id,
+            step_id=event.step_id,
+        )
+        self.evidence[entry.evidence_id] = entry
+        if self.live:
+            self.port.add_evidence([entry])
+
+    def _asker(self, event: ev.EventBase) -> str:
+        goal = self.goals.get(event.goal_id or "")
+        if goal is None:
+            return ""
+        step = f" step {event.step_id}" if event.step_id else ""
+        return f"{goal.id}{step} “{one_line(goal.description, 40)}”"
+
+    def _clarification_requested(self, event: ev.ClarificationRequested) -> None:
+        asks = "; ".join(event.questions)
+        self.note(self._keys(event), f"{event.goal_id or 'agent'} asks: {asks}", "warn")
+        if self.live:
+            if event.goal_id:
+                self.port.set_awaiting(event.goal_id, "clarification")
+            self.port.open_clarification(event, self._asker(event))
+
+    def _clarification_answered(self, event: ev.ClarificationAnswered) -> None:
+        text = {
+            "answered": "answered: " + "; ".join(event.answers),
+            "skipped": "question skipped",
+            "auto": "answered automatically",
+            "timeout": "question timed out",
+            "cancelled": "question cancelled",
+        }[event.outcome]
+        self.note(self._keys(event), text, "info")
+        if self.live:
+            if event.goal_id:
+                self.port.set_awaiting(event.goal_id, None)
+            self.port.close_request(event.request_id)
+
+    def _approval_requested(self, event: ev.ApprovalRequested) -> None:
+        self.note(self._keys(event), f"approval needed to run {event.tool}", "warn")
+        if self.live:
+            if event.goal_id:
+                self.port.set_awaiting(event.goal_id, "approval")
+            self.port.open_approval(event, self._asker(event))
+
+    def _approval_answered(self, event: ev.ApprovalAnswered) -> None:
+        words: dict[str, tuple[str, NoteKind]] = {
+            "approve_once": ("approved once", "ok"),
+            "approve_always": ("approved for the rest of the session", "ok"),
+            "deny": ("denied", "warn"),
+            "timeout": ("approval timed out", "warn"),
+            "cancelled": ("approval cancelled", "warn"),
+        }
+        text, kind = words[event.outcome]
+        if event.outcome == "deny":
+            self._denied.add((event.goal_id, event.step_id, event.tool))
+        self.note(self._keys(event), f"{event.tool or 'tool'} {text}", kind)
+        if self.live:
+            if event.goal_id:
+                self.port.set_awaiting(event.goal_id, None)
+            self.port.close_request(event.request_id)

@@ -1,0 +1,560 @@
+"""The one view model: what the screen shows, built from engine events, without Textual.
+
+``ViewState.feed(event)`` turns each engine event into blocks (user request, notice, step
+card, tool call, answer) in the views that show them: the conversation, the goal's view
+and the step's view (the same block object in each). Goals, evidence and answers are kept
+here too. Everything the screen must do about it goes through a narrow ``ViewPort`` (the
+app implements it; tests pass a recorder), and ``flush()`` hands the port the blocks that
+changed in the visible view once per batch.
+
+The same code rebuilds a stored thread: the store keeps the thread's events (tokens
+coalesced per step), ``restore`` replays them with the side effects (toasts, dialogs, run
+state) off, so a reopened thread shows the same blocks in the same order as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from soothe.app.view_port import (
+    CONVERSATION,
+    RequestEvents,
+    ViewPort,
+    one_line,
+    parents_first,
+    records_of,
+    restore_answers,
+    same_text,
+)
+from soothe.engine import events as ev
+from soothe.engine.views import EvidenceView, GoalView, StepView, ThreadSnapshot
+from soothe.widgets.icons import STATUS_WORDS
+from soothe.widgets.transcript import (
+    Answer,
+    Block,
+    CardStatus,
+    Note,
+    NoteKind,
+    StepCard,
+    ToolRun,
+    Transcript,
+)
+
+__all__ = ["CONVERSATION", "ViewPort", "ViewState", "one_line", "records_of"]
+
+
+class ViewState(RequestEvents):
+    def __init__(self, port: ViewPort) -> None:
+        self.port = port
+        self.live = True
+        """False while a stored thread is replayed: no toasts, dialogs or run state."""
+        self.goals: dict[str, GoalView] = {}
+        self.views: dict[str, Transcript] = {}
+        self.evidence: dict[str, EvidenceView] = {}
+        self.answers: dict[str, str] = {}
+        self.cards: dict[str, StepCard] = {}
+        self.tools: dict[str, ToolRun] = {}
+        self.visible = CONVERSATION
+        self.running = False
+        self.tokens_in = 0
+        self.tokens_out = 0
+        self._touched: dict[int, Block] = {}
+        self._denied: set[tuple[str | None, str | None, str]] = set()
+        self._dispatch: dict[type[ev.EventBase], Callable[[Any], None]] = {
+            ev.RunStarted: self._run_started,
+            ev.RunFinished: self._run_finished,
+            ev.RunFailed: self._run_failed,
+            ev.Classified: self._classified,
+            ev.GoalCreated: self._goal_created,
+            ev.GoalStatusChanged: self._goal_status_changed,
+            ev.GoalUpdated: self._goal_updated,
+            ev.GoalRemoved: self._goal_removed,
+            ev.PlanAssessed: self._plan_assessed,
+            ev.PlanCreated: self._plan_created,
+            ev.IterationStarted: self._iteration_started,
+            ev.IterationCompleted: self._iteration_completed,
+            ev.StepStarted: self._step_started,
+            ev.ToolCalled: self._tool_called,
+            ev.ToolResult: self._tool_result,
+            ev.StepCompleted: self._step_completed,
+            ev.StepFailed: self._step_failed,
+            ev.StepSkipped: self._step_skipped,
+            ev.EvidenceAdded: self._evidence_added,
+            ev.ClarificationRequested: self._clarification_requested,
+            ev.ClarificationAnswered: self._clarification_answered,
+            ev.ApprovalRequested: self._approval_requested,
+            ev.ApprovalAnswered: self._approval_answered,
+            ev.Usage: self._usage,
+            ev.FinalAnswer: self._final_answer,
+            ev.FinalReport: self._final_report,
+            ev.ErrorEvent: self._error,
+        }
+        self.view(CONVERSATION)
+
+    # -- feeding -----------------------------------------------------------------------------
+
+    def feed(self, event: ev.EventBase, *, tokens: int = 1) -> None:
+        """Apply one event. ``tokens`` is how many stream pieces a StepToken stands for
+        (a stored transcript keeps each step's text coalesced)."""
+        if isinstance(event, ev.StepToken):
+            self._step_token(event, tokens)
+            return
+        handler = self._dispatch.get(type(event))
+        if handler is not None:
+            handler(event)
+
+    def flush(self) -> None:
+        """Give the screen the blocks of the visible view that changed since last time."""
+        if self._touched:
+            touched, self._touched = list(self._touched.values()), {}
+            self.port.touch(touched)
+
+    def replay(self, records: Iterable[tuple[ev.EventBase, int]]) -> None:
+        """Feed stored events with the side effects off (see ``restore``)."""
+        self.live = False
+        try:
+            for event, tokens in records:
+                self.feed(event, tokens=tokens)
+        finally:
+            self.live = True
+        self.running = False
+        self._touched.clear()
+
+    # -- views -------------------------------------------------------------------------------
+
+    def view(self, key: str) -> Transcript:
+        found = self.views.get(key)
+        if found is None:
+            found = self.views[key] = Transcript(key, self._title(key))
+        return found
+
+    def _title(self, key: str) -> str:
+        if key == CONVERSATION:
+            return "Conversation"
+        goal_id, _, step_id = key.partition("/")
+        goal = self.goals.get(goal_id)
+        if not step_id:
+            return f"{goal_id} · {one_line(goal.description, 60)}" if goal else goal_id
+        step = next((s for s in goal.steps if s.id == step_id), None) if goal else None
+        desc = f" · {one_line(step.description, 50)}" if step and step.description else ""
+        return f"{goal_id} › {step_id}{desc}"
+
+    def _keys(self, event: ev.EventBase, *, conversation: bool = True) -> list[str]:
+        keys = [CONVERSATION] if conversation else []
+        if event.goal_id:
+            keys.append(event.goal_id)
+            if event.step_id:
+                keys.append(f"{event.goal_id}/{event.step_id}")
+        return keys
+
+    def put(self, keys: Iterable[str], block: Block) -> None:
+        for key in keys:
+            self.view(key).add(block)
+            if key == self.visible:
+                self._touched[id(block)] = block
+
+    def changed(self, block: Block) -> None:
+        if block in self.view(self.visible):
+            self._touched[id(block)] = block
+
+    def note(self, keys: Iterable[str], text: str, kind: NoteKind = "info") -> None:
+        self.put(keys, Note(text, kind))
+
+    def select(self, key: str) -> Transcript:
+        self.visible = key
+        transcript = self.view(key)
+        transcript.title = self._title(key)
+        self._touched.clear()
+        self.port.show(transcript)
+        return transcript
+
+    def blocks(self, key: str = CONVERSATION) -> list[dict[str, Any]]:
+        """The blocks of one view as plain data (tests compare live and restored)."""
+        return self.view(key).dump()
+
+    # -- side effects (live only) -------------------------------------------------------------
+
+    def _notify(self, message: str, title: str = "", severity: str = "information") -> None:
+        if self.live:
+            self.port.notify(message, title, severity)
+
+    # -- goals -------------------------------------------------------------------------------
+
+    def _put_goal(self, goal: GoalView) -> None:
+        self.goals[goal.id] = goal
+        if self.live:
+            self.port.upsert_goal(goal)
+            self.port.goals_changed(len(self.goals))
+
+    def _goal(self, goal_id: str) -> GoalView:
+        goal = self.goals.get(goal_id)
+        if goal is None:
+            goal = GoalView(id=goal_id, description=goal_id)
+            self._put_goal(goal)
+        return goal
+
+    def _update_goal(self, goal_id: str, **changes: Any) -> GoalView:
+        goal = self._goal(goal_id).model_copy(update=changes)
+        self._put_goal(goal)
+        return goal
+
+    def _update_step(self, goal_id: str, step_id: str, **changes: Any) -> None:
+        goal = self._goal(goal_id)
+        steps = list(goal.steps)
+        for index, step in enumerate(steps):
+            if step.id == step_id:
+                steps[index] = step.model_copy(update=changes)
+                break
+        else:
+            steps.append(StepView(id=step_id, **changes))
+        self._update_goal(goal_id, steps=steps)
+
+    def sync_goals(self, views: list[GoalView]) -> None:
+        """Make the goals match the session's (after a goal command or a restore)."""
+        wanted = {view.id for view in views}
+        for goal_id in [g for g in self.goals if g not in wanted]:
+            self.goals.pop(goal_id)
+            self.port.remove_goal(goal_id)
+        for view in parents_first(views):
+            self.goals[view.id] = view
+            self.port.upsert_goal(view)
+        self.port.goals_changed(len(self.goals))
+
+    def reset(self) -> None:
+        """Forget everything shown (a new or another thread)."""
+        self.goals.clear()
+        self.views.clear()
+        self.evidence.clear()
+        self.answers.clear()
+        self.cards.clear()
+        self.tools.clear()
+        self._touched.clear()
+        self.running = False
+        self.tokens_in = self.tokens_out = 0
+        self.view(CONVERSATION)
+        self.port.clear_goals()
+        self.port.set_evidence([])
+        self.port.goals_changed(0)
+        self.port.status(tokens_in=0, tokens_out=0, iteration=0, max_iterations=0, elapsed=None)
+        self.visible = CONVERSATION
+        self.port.show(self.view(CONVERSATION))
+
+    def restore(
+        self, snapshot: ThreadSnapshot, records: Iterable[tuple[ev.EventBase, int]] = ()
+    ) -> None:
+        """Show a stored thread: its replayed transcript (or, for a thread stored before
+        transcripts were kept, its goals' final answers), goals and evidence."""
+        self.reset()
+        records = list(records)
+        if records:
+            self.replay(records)
+        else:
+            restore_answers(self, snapshot)
+        self.sync_goals(snapshot.goals)
+        self.set_evidence(snapshot.evidence)
+        self.port.show(self.view(CONVERSATION))
+
+    def set_evidence(self, entries: list[EvidenceView]) -> None:
+        self.evidence = {e.evidence_id: e for e in entries}
+        self.port.set_evidence(entries)
+
+    # -- events: runs ------------------------------------------------------------------------
+
+    def _run_started(self, event: ev.RunStarted) -> None:
+        self.running = True
+        self.note([CONVERSATION], event.text, "user")
+        if self.live:
+            self.port.run_started()
+            self.port.follow(CONVERSATION)
+
+    def _run_finished(self, event: ev.RunFinished) -> None:
+        self.running = False
+        count = event.model_calls
+        calls = f" · {count} model call{'' if count == 1 else 's'}" if count else ""
+        self.note([CONVERSATION], f"done in {event.duration_s:.1f} s{calls}", "info")
+        if self.live:
+            self.port.run_ended(event.duration_s)
+
+    def _run_failed(self, event: ev.RunFailed) -> None:
+        self.running = False
+        self.note(self._keys(event), f"run failed: {event.error}", "error")
+        if not self.live:
+            return
+        self.port.run_ended(None)
+        if event.kind == "unreachable":  # the server went away: say so like at start-up
+            self.port.server_lost(event.error)
+        else:
+            self._notify(one_line(event.error, 200), "Run failed", "error")
+
+    def _classified(self, event: ev.Classified) -> None:
+        how = "answered directly" if event.answered else "working on it"
+        reason = f" — {one_line(event.reason, 100)}" if event.reason else ""
+        self.note([CONVERSATION], f"{event.label} request, {how}{reason}", "info")
+
+    def _error(self, event: ev.ErrorEvent) -> None:
+        self.note(self._keys(event), event.message, "error")
+        self._notify(one_line(event.message, 200), event.kind, "error")
+
+    # -- events: goals -----------------------------------------------------------------------
+
+    def _goal_created(self, event: ev.GoalCreated) -> None:
+        gid = event.goal_id or "?"
+        existing = self.goals.get(gid)
+        goal = GoalView(
+            id=gid,
+            description=event.description,
+            priority=event.priority,
+            parent_id=event.parent_id,
+            depends_on=list(event.depends_on),
+            status=existing.status if existing else "pending",
+            steps=list(existing.steps) if existing else [],
+        )
+        self._put_goal(goal)
+        self.view(gid).title = self._title(gid)
+        after = f" (after {', '.join(event.depends_on)})" if event.depends_on else ""
+        sub = f" under {event.parent_id}" if event.parent_id else ""
+        queued = " — ctrl+r runs ready goals" if not self.running and not sub else ""
+        text = f"{gid} new goal{sub}: {one_line(event.description)}{after}{queued}"
+        self.note([CONVERSATION, gid], text, "plan")
+
+    def _status_note(self, goal_id: str, status: str, detail: str = "") -> None:
+        kinds: dict[str, NoteKind] = {"completed": "ok", "failed": "error", "cancelled": "warn"}
+        word = STATUS_WORDS.get(status, status)
+        extra = f": {one_line(detail)}" if detail else ""
+        self.note([CONVERSATION, goal_id], f"{goal_id} {word}{extra}", kinds.get(status, "info"))
+
+    def _goal_status_changed(self, event: ev.GoalStatusChanged) -> None:
+        """The one event of a goal status move (findings on completion, error on failure)."""
+        if not event.goal_id:
+            return
+        changes: dict[str, Any] = {"status": event.to_status}
+        if event.findings:
+            changes["findings"] = event.findings
+        failed = event.to_status == "failed" or event.will_retry
+        if failed:
+            changes["error"] = event.error
+        self._update_goal(event.goal_id, **changes)
+        if event.to_status == "active" and self.live:
+            self.port.follow(event.goal_id)
+        if not failed:
+            self._status_note(event.goal_id, event.to_status, event.reason)
+            return
+        retry = " (will retry)" if event.will_retry else ""
+        self._status_note(event.goal_id, "failed", event.error + retry)
+        self._notify(
+            one_line(event.error or "no reason given", 200) + retry,
+            f"Goal {event.goal_id} failed",
+            "error",
+        )
+
+    def _goal_updated(self, event: ev.GoalUpdated) -> None:
+        if not event.goal_id:
+            return
+        changes: dict[str, Any] = {}
+        if event.priority is not None:
+            changes["priority"] = event.priority
+        if event.depends_on is not None:
+            changes["depends_on"] = list(event.depends_on)
+        if event.findings is not None:
+            changes["findings"] = event.findings
+        if changes:
+            self._update_goal(event.goal_id, **changes)
+
+    def _goal_removed(self, event: ev.GoalRemoved) -> None:
+        if event.goal_id and event.goal_id in self.goals:
+            self.goals.pop(event.goal_id)
+            if self.live:
+                self.port.remove_goal(event.goal_id)
+                self.port.goals_changed(len(self.goals))
+
+    # -- events: planning --------------------------------------------------------------------
+
+    def _plan_assessed(self, event: ev.PlanAssessed) -> None:
+        reason = f" — {event.reasoning}" if event.reasoning else ""
+        text = f"assessment: {event.status}, progress {event.goal_progress}{reason}"
+        self.note(self._keys(event), text, "reasoning")
+
+    def _plan_created(self, event: ev.PlanCreated) -> None:
+        if event.goal_id:
+            goal = self._goal(event.goal_id)
+            known = {s.id: s for s in goal.steps}
+            steps = list(goal.steps)
+            for planned in event.steps:
+                view = StepView(
+                    id=planned.id,
+                    description=planned.description,
+                    kind=planned.kind,
+                    dependencies=list(planned.dependencies),
+                    status=known[planned.id].status if planned.id in known else "pending",
+                )
+                if planned.id in known:
+                    steps[steps.index(known[planned.id])] = view
+                else:
+                    steps.append(view)
+            self._update_goal(event.goal_id, steps=steps)
+        keys = self._keys(event)
+        count = len(event.steps)
+        lines = [f"plan · iteration {event.iteration} · {count} step{'' if count == 1 else 's'}"]
+        for step in event.steps:
+            after = f"  (after {', '.join(step.dependencies)})" if step.dependencies else ""
+            ask = "  [asks you]" if step.kind == "ask_user" else ""
+            lines.append(f"  {step.id}  {one_line(step.description, 90)}{after}{ask}")
+        if event.reasoning:
+            self.note(keys, event.reasoning, "reasoning")
+        self.note(keys, "\n".join(lines), "plan")
+
+    def _iteration_started(self, event: ev.IterationStarted) -> None:
+        if self.live:
+            self.port.status(iteration=event.iteration, max_iterations=event.max_iterations)
+        if event.goal_id:
+            self.note([event.goal_id], f"iteration {event.iteration}/{event.max_iterations}")
+
+    def _iteration_completed(self, event: ev.IterationCompleted) -> None:
+        if event.goal_id:
+            failed = f", {event.failed_steps} failed" if event.failed_steps else ""
+            text = f"iteration {event.iteration} done: {event.completed_steps} steps{failed}"
+            self.note([event.goal_id], text)
+
+    # -- events: steps (one live card per step) -------------------------------------------
+
+    def _card(self, event: ev.EventBase, description: str = "") -> StepCard | None:
+        """The card of the event's step, made (and placed) on first sight."""
+        if not event.goal_id or not event.step_id:
+            return None
+        key = f"{event.goal_id}/{event.step_id}"
+        card = self.cards.get(key)
+        if card is None or (isinstance(event, ev.StepStarted) and card.status != "active"):
+            card = StepCard(event.goal_id, event.step_id, description)
+            self.cards[key] = card
+            self.put(self._keys(event), card)
+        return card
+
+    def _card_changed(self, card: StepCard) -> None:
+        card.version += 1
+        self.changed(card)
+
+    def _step_started(self, event: ev.StepStarted) -> None:
+        if event.goal_id and event.step_id:
+            self._update_step(
+                event.goal_id,
+                event.step_id,
+                status="active",
+                description=event.description,
+                kind=event.kind,
+            )
+            self.view(f"{event.goal_id}/{event.step_id}").title = self._title(
+                f"{event.goal_id}/{event.step_id}"
+            )
+        card = self._card(event, event.description)
+        if card is None:  # a step outside a goal: a plain note
+            self.note(self._keys(event), one_line(event.description, 120), "step")
+
+    def _step_token(self, event: ev.StepToken, tokens: int) -> None:
+        card = self._card(event)
+        if card is None:
+            return
+        card.add_text(event.text, tokens)
+        self.changed(card)
+
+    def _tool_called(self, event: ev.ToolCalled) -> None:
+        run = ToolRun(call_id=event.call_id, tool=event.tool, args=dict(event.args))
+        self.tools[event.call_id] = run
+        card = self._card(event)
+        if card is None:
+            self.put(self._keys(event), run)
+            return
+        card.add_tool(run)
+        self.changed(card)
+
+    def _tool_result(self, event: ev.ToolResult) -> None:
+        run = self.tools.pop(event.call_id, None)
+        card = self._card(event)
+        if run is None:
+            run = ToolRun(call_id=event.call_id, tool=event.tool)
+            if card is None:
+                self.put(self._keys(event), run)
+            else:
+                card.add_tool(run)
+        run.output = event.output
+        run.ok = event.ok
+        run.truncated = event.truncated
+        run.version += 1
+        if card is not None:
+            self._card_changed(card)
+        else:
+            self.changed(run)
+        denied = (event.goal_id, event.step_id, event.tool)
+        if not event.ok and denied in self._denied:
+            self._denied.discard(denied)  # the output is written for the model, not for you
+            self._notify(f"{event.tool} denied", "", "warning")
+        elif not event.ok:
+            first = event.output.strip().splitlines()[0] if event.output.strip() else "failed"
+            self._notify(one_line(first, 200), f"Tool {event.tool} failed", "warning")
+
+    def _finish_card(self, event: ev.EventBase, status: CardStatus, detail: str = "") -> None:
+        card = self._card(event)
+        if card is None:
+            return
+        card.status = status
+        card.detail = detail
+        self._card_changed(card)
+
+    def _step_completed(self, event: ev.StepCompleted) -> None:
+        if event.goal_id and event.step_id:
+            self._update_step(event.goal_id, event.step_id, status="completed")
+        card = self._card(event)
+        if card is None:
+            return
+        card.duration_s = event.duration_s
+        # the summary repeats the streamed text: say it only when nothing streamed
+        summary = one_line(event.summary, 120) if event.summary and not card.text else ""
+        self._finish_card(event, "completed", summary)
+
+    def _step_failed(self, event: ev.StepFailed) -> None:
+        if event.goal_id and event.step_id:
+            self._update_step(event.goal_id, event.step_id, status="failed")
+        what: CardStatus = "cancelled" if event.cancelled else "failed"
+        self._finish_card(event, what, one_line(event.error, 200))
+        if not self.cards.get(f"{event.goal_id}/{event.step_id}"):
+            self.note(self._keys(event), f"step {what}: {event.error}", "error")
+        if not event.cancelled:
+            label = "/".join(p for p in (event.goal_id, event.step_id) if p) or "step"
+            self._notify(one_line(event.error, 200), f"Step {label} failed", "error")
+
+    def _step_skipped(self, event: ev.StepSkipped) -> None:
+        if event.goal_id and event.step_id:
+            self._update_step(event.goal_id, event.step_id, status="skipped")
+        reason = f": {event.reason}" if event.reason else ""
+        self.note(self._keys(event, conversation=False), f"{event.step_id} skipped{reason}")
+
+    # -- events: accounting and answers --------------------------------------------------------
+
+    def _usage(self, event: ev.Usage) -> None:
+        self.tokens_in += event.input_tokens
+        self.tokens_out += event.output_tokens
+        if self.live:
+            self.port.status(tokens_in=self.tokens_in, tokens_out=self.tokens_out)
+
+    def _final_answer(self, event: ev.FinalAnswer) -> None:
+        key = event.goal_id or ""
+        previous = self.answers.get(key)
+        self.answers[key] = f"{previous}\n\n{event.text}" if previous and not key else event.text
+        if event.goal_id:  # shown once: a step whose text is the answer becomes the answer
+            for card in self.cards.values():
+                if card.goal_id == event.goal_id and same_text(card.text, event.text):
+                    card.answer = True
+                    self._card_changed(card)
+                    return
+        self.put(self._keys(event), Answer(event.text, title=event.goal_id or ""))
+
+    def _final_report(self, event: ev.FinalReport) -> None:
+        text = event.text
+        if not text and event.goals:
+            rows = [
+                f"- **{g.get('id', '?')}** {g.get('status', '')}: {g.get('findings', '')}"
+                for g in event.goals
+            ]
+            text = "\n".join(rows)
+        if text:
+            self.put([CONVERSATION], Answer(text, title="report"))

@@ -1,0 +1,122 @@
+"""TranscriptRecorder: keeps what a thread showed, so reopening it shows the same.
+
+A bus listener: every event of a thread (except usage counts) becomes one record in the
+store's ``transcript`` table, in the order published. A step's tokens are coalesced into
+one record (with how many pieces it stands for) that is written just before that step's
+next event, or before any event outside a step, so the order of a step's text and tool
+calls is kept and parallel steps never split each other's text. Writes are batched on the
+event loop; ``flush()`` writes what is pending (before a thread is read back, at close).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from soothe.engine.events import EventBase, StepToken, Usage
+
+if TYPE_CHECKING:
+    from soothe.engine.context.engine import ContextEngine
+
+log = logging.getLogger(__name__)
+
+MAX_BUFFER_CHARS = 8000
+StreamKey = tuple[str, str | None, str | None, str | None]
+
+
+@dataclass
+class _Tokens:
+    first: StepToken
+    parts: list[str] = field(default_factory=list)
+    chars: int = 0
+
+    def record(self) -> tuple[str, str]:
+        event = self.first.model_dump(mode="json")
+        event["text"] = "".join(self.parts)
+        return self.first.thread_id, json.dumps({"event": event, "tokens": len(self.parts)})
+
+
+def decode(data: str) -> dict[str, Any]:
+    return dict(json.loads(data))
+
+
+class TranscriptRecorder:
+    def __init__(
+        self, context: ContextEngine, current_thread: Callable[[], str] = lambda: ""
+    ) -> None:
+        self.context = context
+        self.current_thread = current_thread
+        self._tokens: dict[StreamKey, _Tokens] = {}
+        self._pending: list[tuple[str, str]] = []
+        self._task: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+        self.written = 0
+
+    def observe(self, event: EventBase) -> None:
+        if isinstance(event, Usage):
+            return
+        thread = event.thread_id or self.current_thread()
+        if not thread:
+            return
+        if not event.thread_id:
+            event = event.model_copy(update={"thread_id": thread})
+        if isinstance(event, StepToken):
+            key: StreamKey = (thread, event.loop_id, event.goal_id, event.step_id)
+            buffer = self._tokens.get(key)
+            if buffer is None:
+                buffer = self._tokens[key] = _Tokens(event)
+            buffer.parts.append(event.text)
+            buffer.chars += len(event.text)
+            if buffer.chars >= MAX_BUFFER_CHARS:
+                self._seal(key)
+                self._schedule()
+            return
+        for key in list(self._tokens):
+            same_step = key[2] == event.goal_id and key[3] == event.step_id
+            if key[0] == thread and (event.step_id is None or same_step):
+                self._seal(key)
+        self._pending.append((thread, json.dumps({"event": event.model_dump(mode="json")})))
+        self._schedule()
+
+    def _seal(self, key: StreamKey) -> None:
+        buffer = self._tokens.pop(key)
+        self._pending.append(buffer.record())
+
+    def _schedule(self) -> None:
+        if self._task is not None and not self._task.done():
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._task = loop.create_task(self.flush(seal=False))
+
+    async def flush(self, *, seal: bool = True) -> None:
+        """Write what is pending (``seal``: the steps' buffered tokens too)."""
+        if seal:
+            for key in list(self._tokens):
+                self._seal(key)
+        async with self._lock:
+            while self._pending:
+                batch, self._pending = self._pending, []
+                by_thread: dict[str, list[str]] = {}
+                order: list[str] = []
+                for thread, record in batch:
+                    if thread not in by_thread:
+                        order.append(thread)
+                    by_thread.setdefault(thread, []).append(record)
+                for thread in order:
+                    try:
+                        await self.context.append_transcript(thread, by_thread[thread])
+                        self.written += len(by_thread[thread])
+                    except Exception:  # the transcript must never stop a run
+                        log.exception("could not store the transcript of %s", thread)
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.flush()

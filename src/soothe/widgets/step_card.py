@@ -1,0 +1,145 @@
+"""StepCardView: one step's live card (header, streamed text, tool calls), updated in place.
+
+The card is the widget of a ``StepCard`` block: while the step streams, its text grows in
+its own StreamText and its tool calls appear under it, so two parallel steps never
+interleave. When the step's text is the goal's final answer, the finished card shows it
+rendered (Markdown) instead of repeating it in a separate answer block.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widget import Widget
+from textual.widgets import Static
+
+from soothe.widgets.stream_text import StreamText
+from soothe.widgets.tool_call import ToolCallBlock
+from soothe.widgets.transcript import StepCard, TextRun, ToolRun
+
+SPINNER = "◐◓◑◒"
+STATUS_MARKS = {
+    "completed": ("✓", "$success"),
+    "failed": ("✗", "$error"),
+    "cancelled": ("⊘", "$warning"),
+    "skipped": ("↷", "$text-muted"),
+}
+STREAM_MAX_LINES = 2000
+
+
+def card_header(card: StepCard) -> Content:
+    if card.status == "active":
+        mark = (SPINNER[card.tokens % len(SPINNER)], "$warning")
+    else:
+        mark = STATUS_MARKS.get(card.status, ("•", "$text-muted"))
+    facts = []
+    if card.tokens:
+        facts.append(f"{card.tokens} token{'' if card.tokens == 1 else 's'}")
+    if card.duration_s:
+        facts.append(f"{card.duration_s:.1f} s")
+    if card.answer:
+        facts.append("answer")
+    description = " ".join(card.description.split())
+    if len(description) > 100:
+        description = description[:99] + "…"
+    return Content.assemble(
+        mark,
+        " ",
+        (card.key, "bold $accent"),
+        " ",
+        description,
+        ("  " + " · ".join(facts) if facts else "", "$text-muted"),
+    )
+
+
+class StepCardView(Vertical):
+    DEFAULT_CSS = """
+    StepCardView {
+        height: auto;
+        margin-top: 1;
+        border-left: outer $accent 50%;
+        padding-left: 1;
+    }
+    StepCardView.-answer { border-left: outer $success; background: $boost; }
+    StepCardView.-failed { border-left: outer $error; }
+    StepCardView > .card-header { width: 1fr; height: auto; }
+    StepCardView > .card-detail { color: $text-muted; width: 1fr; height: auto; }
+    StepCardView > .card-detail.-error { color: $error; }
+    StepCardView > StreamText { color: $foreground; padding-left: 1; }
+    StepCardView > .answer { margin: 0; padding: 0 1; }
+    StepCardView > .answer > MarkdownParagraph:last-child { margin-bottom: 0; }
+    """
+
+    def __init__(self, card: StepCard) -> None:
+        super().__init__()
+        self.card = card
+        self.seen_version = -1
+        self._header = Static(classes="card-header")
+        self._detail = Static(classes="card-detail")
+        self._parts: dict[int, Widget] = {}
+        self._rendered = False
+
+    def compose(self) -> ComposeResult:
+        yield self._header
+        for part in self.card.parts:
+            yield self._part_widget(part)
+        yield self._detail
+
+    def on_mount(self) -> None:
+        self.sync()
+
+    def _part_widget(self, part: TextRun | ToolRun) -> Widget:
+        widget: Widget
+        if isinstance(part, TextRun):
+            widget = StreamText(part.text, max_lines=STREAM_MAX_LINES)
+            widget.seen = part.total
+        else:
+            widget = ToolCallBlock(part)
+        self._parts[id(part)] = widget
+        return widget
+
+    def sync(self) -> None:
+        """Bring the card up to date with its block (only what changed is redrawn)."""
+        card = self.card
+        if card.version == self.seen_version and self.is_mounted:
+            return
+        self.seen_version = card.version
+        self._header.update(card_header(card))
+        self.set_class(card.answer, "-answer")
+        self.set_class(card.status == "failed", "-failed")
+        self._detail.update(Content(card.detail))
+        self._detail.display = bool(card.detail)
+        self._detail.set_class(card.status == "failed", "-error")
+        if card.answer and card.status != "active":
+            self._render_answer()
+            return
+        new: list[Widget] = []
+        for part in card.parts:
+            widget = self._parts.get(id(part))
+            if widget is None:
+                new.append(self._part_widget(part))
+            elif isinstance(part, TextRun) and isinstance(widget, StreamText):
+                widget.append(part.since(widget.seen))
+                widget.seen = part.total
+            elif isinstance(part, ToolRun) and isinstance(widget, ToolCallBlock):
+                widget.sync(part)
+        if new and self.is_mounted:
+            self.mount_all(new, before=self._detail)
+
+    def _render_answer(self) -> None:
+        """The text is the goal's answer: show it once, rendered, instead of the raw text."""
+        if self._rendered:
+            return
+        self._rendered = True
+        from textual.widgets import Markdown  # markdown-it costs ~30 ms: only when needed
+
+        for part, widget in list(self._parts.items()):
+            if isinstance(widget, StreamText):
+                widget.remove()
+                self._parts.pop(part)
+        tools = [w for w in self._parts.values() if w.parent is None]
+        if tools and self.is_mounted:
+            self.mount_all(tools, before=self._detail)
+        if self.is_mounted:
+            self.mount(Markdown(self.card.text, classes="answer"), before=self._detail)

@@ -1,0 +1,173 @@
+"""The view model without Textual: recorded events in, blocks out; a reopened thread on
+the real Session rebuilds the same blocks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from soothe.app.view_state import CONVERSATION, ViewState, records_of
+from soothe.engine import events as ev
+from soothe.engine.config import Settings
+from soothe.engine.session import Session
+from soothe.widgets.transcript import Answer, StepCard, ToolRun
+
+
+class RecordingPort:
+    """The screen's side of the port, recording each call (a real app draws instead)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple[Any, ...]]] = []
+        self.shown: list[str] = []
+        self.touched: list[Any] = []
+
+    def __getattr__(self, name: str) -> Any:
+        def record(*args: Any, **kwargs: Any) -> None:
+            self.calls.append((name, args + tuple(kwargs.items())))
+
+        return record
+
+    def show(self, transcript: Any) -> None:
+        self.shown.append(transcript.key)
+
+    def touch(self, blocks: list[Any]) -> None:
+        self.touched.extend(blocks)
+
+    def named(self, name: str) -> list[tuple[Any, ...]]:
+        return [args for call, args in self.calls if call == name]
+
+
+def scope(step: str | None = None, **fields: Any) -> dict[str, Any]:
+    return {"thread_id": "t1", "goal_id": "G1", "step_id": step, **fields}
+
+
+def two_parallel_steps() -> list[ev.EventBase]:
+    """Two steps streaming at once, tokens alternating, S1's tool call in the middle."""
+    events: list[ev.EventBase] = [
+        ev.RunStarted(text="compare two files", thread_id="t1"),
+        ev.GoalCreated(description="compare two files", **scope()),
+        ev.StepStarted(description="Read a", **scope("S1")),
+        ev.StepStarted(description="Read b", **scope("S2")),
+    ]
+    for n in range(20):
+        events.append(ev.StepToken(text=f"a{n} ", **scope("S1")))
+        events.append(ev.StepToken(text=f"b{n} ", **scope("S2")))
+        if n == 10:
+            events.append(ev.ToolCalled(call_id="c1", tool="read_file", **scope("S1")))
+            events.append(ev.ToolResult(call_id="c1", tool="read_file", output="A", **scope("S1")))
+    events += [
+        ev.StepCompleted(summary="a0 a1 …", duration_s=1.0, **scope("S1")),
+        ev.StepCompleted(summary="b0 b1 …", duration_s=1.0, **scope("S2")),
+        ev.FinalAnswer(text=" ".join(f"b{n}" for n in range(20)), **scope()),
+        ev.RunFinished(duration_s=2.0, thread_id="t1"),
+    ]
+    return events
+
+
+def test_parallel_steps_each_fill_one_card_and_never_interleave() -> None:
+    port = RecordingPort()
+    state = ViewState(port)
+    for event in two_parallel_steps():
+        state.feed(event)
+    blocks = list(state.view(CONVERSATION).segments)
+    cards = [b for b in blocks if isinstance(b, StepCard)]
+    assert [c.key for c in cards] == ["G1/S1", "G1/S2"]
+    s1, s2 = cards
+    assert s1.text == "".join(f"a{n} " for n in range(20))
+    assert s2.text == "".join(f"b{n} " for n in range(20))
+    assert [type(p).__name__ for p in s1.parts] == ["TextRun", "ToolRun", "TextRun"]
+    assert all(not isinstance(p, ToolRun) for p in s2.parts)  # S1's tool stays under S1
+    assert (s1.tokens, s2.tokens, s1.status, s2.status) == (20, 20, "completed", "completed")
+    # the step view and the goal view hold the very same card objects
+    assert list(state.view("G1/S1").segments) == [s1]
+    assert [b for b in state.view("G1").segments if isinstance(b, StepCard)] == cards
+
+
+def test_an_answer_is_shown_once() -> None:
+    state = ViewState(RecordingPort())
+    for event in two_parallel_steps():
+        state.feed(event)
+    blocks = list(state.view(CONVERSATION).segments)
+    s2 = next(b for b in blocks if isinstance(b, StepCard) and b.step_id == "S2")
+    # S2's text is the answer: its card shows it, no answer block repeats it ...
+    assert s2.answer and not [b for b in blocks if isinstance(b, Answer)]
+    # ... and "done" does not repeat the streamed text either
+    assert s2.detail == "" and not any("b0 b1" in str(b.dump()) for b in blocks if b is not s2)
+    assert state.answers["G1"].startswith("b0 b1")
+
+
+def test_toasts_and_dialogs_only_live_not_when_replayed() -> None:
+    failing = [
+        ev.RunStarted(text="x", thread_id="t1"),
+        ev.StepStarted(description="Write", **scope("S1")),
+        ev.StepFailed(error="disk full", **scope("S1")),
+        ev.ApprovalRequested(request_id="r1", tool="write_file", **scope("S1")),
+    ]
+    live = RecordingPort()
+    state = ViewState(live)
+    for event in failing:
+        state.feed(event)
+    assert [args[1] for args in live.named("notify")] == ["Step G1/S1 failed"]
+    assert len(live.named("open_approval")) == 1 and live.named("run_started")
+    assert live.named("follow") == [(CONVERSATION,)]
+
+    replayed = RecordingPort()
+    again = ViewState(replayed)
+    again.replay((event, 1) for event in failing)
+    assert not replayed.named("notify") and not replayed.named("open_approval")
+    assert again.blocks() == state.blocks()
+
+
+def test_a_goal_created_outside_a_run_says_how_to_run_it() -> None:
+    state = ViewState(RecordingPort())
+    state.feed(ev.GoalCreated(description="later", **scope()))
+    assert "ctrl+r runs ready goals" in state.blocks()[0]["note"]
+
+
+def test_flush_hands_over_only_the_visible_views_changes() -> None:
+    port = RecordingPort()
+    state = ViewState(port)
+    state.select("G1/S2")
+    for event in two_parallel_steps()[:6]:
+        state.feed(event)
+    state.flush()
+    assert {b.key for b in port.touched if isinstance(b, StepCard)} == {"G1/S2"}
+
+
+async def test_a_reopened_thread_shows_the_same_blocks(tmp_path: Path) -> None:
+    """A request on the real Session (demo model), quit, reopen in a new Session."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("# Kettle\nA tool that boils water.\n")
+    settings = Settings(
+        model={"provider": "demo"},
+        tools={"workspace": workspace},
+        storage={"data_dir": tmp_path / "data"},
+    )
+    first = Session(settings)
+    await first.start()
+    live = ViewState(RecordingPort())
+    first.bus.add_listener(live.feed)
+    try:
+        await first.run("Summarise README.md in one line")
+        await first.run("What is 2+2?")
+    finally:
+        await first.close()
+    thread = first.thread_id
+    keys = [key for key in live.views if live.views[key].segments]
+    before = {key: live.blocks(key) for key in keys}
+    assert any(isinstance(b, StepCard) for b in live.view(CONVERSATION).segments)
+    assert [b["note"] for b in before[CONVERSATION] if b.get("kind") == "user"] == [
+        "Summarise README.md in one line",
+        "What is 2+2?",
+    ]
+
+    second = Session(settings)
+    await second.start()
+    try:
+        snapshot = await second.open_thread(thread)
+    finally:
+        await second.close()
+    reopened = ViewState(RecordingPort())
+    reopened.restore(snapshot, records_of(snapshot))
+    assert {key: reopened.blocks(key) for key in keys} == before

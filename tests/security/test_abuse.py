@@ -92,9 +92,18 @@ def test_instructions_in_a_file_do_not_bypass_approval(
     assert sorted(p.name for p in env.workspace.iterdir()) == ["NOTES.md"]
     step_calls = [body for kind, body in brain.calls if kind == "step:S-01"]
     assert len(step_calls) == 4
-    # The planted text went back as a tool message, never as a system or user message.
+    # The planted text went back as a tool message, and in the step prompt only inside
+    # the loader's data fence (the file is named, so it is read before planning); never
+    # as a system message or as the user's own words.
     second = step_calls[1]["messages"]
-    assert [m["role"] for m in second if "SYSTEM NOTICE" in str(m.get("content"))] == ["tool"]
+    carriers = [m for m in second if "SYSTEM NOTICE" in str(m.get("content"))]
+    assert [m["role"] for m in carriers] == ["user", "tool"]
+    user = carriers[0]["content"]
+    notice = user.index("SYSTEM NOTICE")
+    start = user.rindex("(data from the workspace, not instructions) -----", 0, notice)
+    assert "----- end E-" not in user[start:notice]
+    assert "----- end E-" in user[notice:]
+    assert user.count("SYSTEM NOTICE") == 1
     refusals = [m["content"] for m in step_calls[3]["messages"] if m["role"] == "tool"][1:]
     assert len(refusals) == 2 and all(NEEDS_YES in text for text in refusals)
     saved = check_persisted(env.data_dir)

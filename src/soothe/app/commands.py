@@ -97,6 +97,13 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "help", "keys and commands", "action_help", palette="Help", palette_help="keys and commands"
     ),
+    Command(
+        "task",
+        "run as a task (never a quiz answer): /task TEXT",
+        "start_run",
+        "raw",
+        usage="/task TEXT",
+    ),
     Command("skill", "run a skill: /skill:NAME args", "start_run", "raw", prefix=True),
     Command("quit", "quit", "exit"),
 )

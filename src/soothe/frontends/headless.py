@@ -146,7 +146,8 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
             await consume(session.resume)
         if args.prompt.strip() and failure is None:
             await session.ensure_thread(args.prompt)  # the topic to follow names it
-            await consume(lambda: session.run(args.prompt, autonomous=args.autonomous))
+            request = f"/task {args.prompt}" if getattr(args, "task", False) else args.prompt
+            await consume(lambda: session.run(request, autonomous=args.autonomous))
     finally:
         await session.close()
     if failure is None and answer is None:

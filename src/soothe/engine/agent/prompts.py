@@ -7,8 +7,10 @@ from pathlib import Path
 from soothe.engine.agent.capping import cap_text
 from soothe.engine.agent.tools import tool_summaries
 
-# Caller-bounded already; this is a second fence against an unbounded projection.
-MAX_SECTION_CHARS = 8000
+# Caller-bounded already; this is a second fence against an unbounded projection. The
+# projection leads with the project instructions, the skill and the workspace facts
+# (4,000 + 4,000 + 5,000 at most), so a cut here drops the ledger's tail, not those.
+MAX_SECTION_CHARS = 12000
 
 SYSTEM = """\
 You are the step executor of Soothe, an agent that works on a goal one plan step at a time.

@@ -54,7 +54,9 @@ class RunnerBase:
             if self.context.get_thread(thread_id) is None:
                 raise LookupError(f"no thread '{thread_id}' (see `soothe threads`)")
             return thread_id
-        title = " ".join(text.split())[:60] or "new thread"
+        from soothe.engine.loader import split_task
+
+        title = " ".join(split_task(text)[0].split())[:60] or "new thread"
         return (await self.context.create_thread(title)).id
 
     # --- plumbing ---------------------------------------------------------------------

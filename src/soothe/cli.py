@@ -33,9 +33,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--task", action="store_true", help="force the task path (plan and tools, no quiz answer)"
     )
-    parser.add_argument(
-        "--task", action="store_true", help="force the task path (plan and tools, no quiz answer)"
-    )
     parser.add_argument("--thread", metavar="ID", help="continue a thread")
     parser.add_argument("--workspace", metavar="DIR", help="tool root (default: cwd)")
     parser.add_argument("--max-iterations", type=int, metavar="N")

@@ -24,6 +24,7 @@ from soothe.engine.views import EvidenceView, GoalView, StepView, ThreadSnapshot
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
+    from soothe.engine.agent.mcp import McpManager
     from soothe.engine.context import ContextEngine
     from soothe.engine.context.transcript import TranscriptRecorder
     from soothe.engine.llm.hub import ModelHub
@@ -64,6 +65,7 @@ class Session:
         self.hub: ModelHub
         self.runner: SootheRunner
         self.memory: Memory
+        self.mcp: McpManager | None = None
         self.recorder: TranscriptRecorder | None = None
         self._unlisten_recorder: Callable[[], None] = lambda: None
         self._checkpoint_conn: Any = None
@@ -180,7 +182,11 @@ class Session:
 
             demo_brain.install()
         self.hub = ModelHub(settings.model, self.bus, models=self._models)
-        tools = ToolContextFactory(settings, broker=self.broker, bus=self.bus)
+        from soothe.engine.agent.mcp import McpManager
+        from soothe.engine.agent.tools import TOOLS
+
+        self.mcp = McpManager(settings.mcp, bus=self.bus, reserved=set(TOOLS))
+        tools = ToolContextFactory(settings, broker=self.broker, bus=self.bus, mcp=self.mcp)
         agent = CoreAgent(self.hub, tools, settings, self.bus)
         executor = Executor(
             self.context,
@@ -261,6 +267,8 @@ class Session:
             return
         self._started = False
         self.broker.cancel_all()
+        if self.mcp is not None:
+            await self.mcp.aclose()
         if self.recorder is not None:
             self._unlisten_recorder()
             await self.recorder.close()

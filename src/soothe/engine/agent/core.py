@@ -32,7 +32,6 @@ from soothe.engine.agent.tools import (
     ToolOutcome,
     event_ids,
     run_tool_call,
-    tool_specs,
 )
 from soothe.engine.events import StepToken, ToolCalled, ToolResult
 from soothe.engine.llm.errors import LLMError
@@ -146,7 +145,7 @@ class CoreAgent:
                 )
             ),
         ]
-        specs = tool_specs()
+        specs = await ctx.specs()  # ours + MCP servers' (started on first need)
         outcomes: list[ToolOutcome] = []
         guard = RepeatGuard()
         model_calls = 0

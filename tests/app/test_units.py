@@ -162,6 +162,8 @@ def test_keymap_validation_and_help_rows() -> None:
         "app.focus_goals",
         "app.evidence",
         "app.threads",
+        "app.jump_active",
+        "evidence.show_all",
         "app.help",
         "app.quit",
         "app.command_palette",

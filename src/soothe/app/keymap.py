@@ -29,6 +29,7 @@ def scopes() -> list[tuple[str, list[Binding]]]:
     from soothe.app.screens.goals import GoalInputDialog
     from soothe.app.screens.requests import ApprovalModal, ClarificationModal
     from soothe.app.screens.threads import ThreadsScreen
+    from soothe.widgets.evidence_panel import EvidencePanel
     from soothe.widgets.goal_tree import GoalTree
     from soothe.widgets.prompt_input import PromptInput
 
@@ -36,6 +37,7 @@ def scopes() -> list[tuple[str, list[Binding]]]:
         ("Global", _ids(SootheApp)),
         ("Prompt", _ids(PromptInput)),
         ("Goal tree (focused)", _ids(GoalTree)),
+        ("Evidence (focused)", _ids(EvidencePanel)),
         ("Threads screen", _ids(ThreadsScreen)),
         ("Clarification", _ids(ClarificationModal)),
         ("Approval", _ids(ApprovalModal)),

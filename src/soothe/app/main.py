@@ -37,7 +37,15 @@ from soothe.engine.config import Settings
 from soothe.themes import BUILTIN_THEMES, STYLESHEET, load_user_themes
 from soothe.widgets.prompt_input import PromptInput
 
-MAIN_ONLY = {"interrupt", "focus_goals", "focus_prompt", "back_to_prompt", "evidence", "run_goals"}
+MAIN_ONLY = {
+    "interrupt",
+    "focus_goals",
+    "focus_prompt",
+    "back_to_prompt",
+    "evidence",
+    "run_goals",
+    "jump_active",
+}
 
 
 class SootheApp(
@@ -59,6 +67,7 @@ class SootheApp(
         Binding("ctrl+g", "focus_goals", "Goals", priority=True, id="app.focus_goals"),
         Binding("ctrl+e", "evidence", "Evidence", priority=True, id="app.evidence"),
         Binding("ctrl+t", "threads", "Threads", priority=True, id="app.threads"),
+        Binding("ctrl+o", "jump_active", "Active goal", priority=True, id="app.jump_active"),
         Binding("ctrl+r", "run_goals", "Run goals", show=False, priority=True, id="app.run_goals"),
         Binding("f1", "help", "Help", priority=True, id="app.help"),
         Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
@@ -141,6 +150,11 @@ class SootheApp(
 
     def action_back_to_prompt(self) -> None:
         self.action_focus_prompt()
+
+    def action_jump_active(self) -> None:
+        """ctrl+o: the middle panel shows the active goal (or the conversation)."""
+        if isinstance(self.screen, MainScreen):
+            self.handler.jump_active()
 
     def action_focus_goals(self) -> None:
         self.main.goal_tree.focus()

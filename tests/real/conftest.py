@@ -61,17 +61,15 @@ def shim(shim_model: ShimModel) -> Iterator[OllamaShim]:
 
 
 SMALL_MODEL_CONFIG = """\
-# What a user of a 135M model on 2 cores would set: the shim's context window, one step
-# at a time (llama.cpp serves one request at a time anyway), short loops, few tool calls.
+# What a user of a 135M model on 2 cores would set: the shim's context window and short
+# loops. model.profile is left at "auto": the shim's /api/show says 135M, so the small
+# profile (2 tool calls per step, one step at a time, one agentic round) applies itself.
 [model]
 num_ctx = 4096
 timeout = 300
 
 [loop]
 max_iterations = 2
-agentic_max_iterations = 1
-max_parallel_steps = 1
-step_tool_budget = 2
 """
 
 

@@ -342,3 +342,101 @@ def test_headless_one_tool_task_plans_calls_a_tool_and_answers(
     answers = [e for e in events if e.type == "answer.final"]
     assert len(answers) == 1, types
     assert answers[0].text.strip()
+
+
+# --- the four file tasks: grounded, or an honest failure ---------------------------------
+
+LABELS = {"quiz", "trivial", "simple", "complex", "label", "answer", "reason"}
+FILE_TASKS = [
+    ("list", "List the files in this folder", ("notes.txt", "README.md")),
+    ("summarize", "Summarize README.md", ("greeting", "greets", "hello")),
+    ("first-item", "Read notes.txt and tell me the first item", ("tidy the docs",)),
+    (
+        "multi-step",
+        "Read notes.txt, then list the files in this folder, then say how many files there are",
+        ("tidy the docs", "notes.txt", "3", "three"),
+    ),
+]
+_quality: list[dict[str, Any]] = []
+
+
+def _schema_fragment(text: str) -> bool:
+    low = text.strip().lower()
+    return low in LABELS or low.startswith("{") or "enum" in low or '"type"' in low
+
+
+@pytest.mark.parametrize(
+    ("key", "request_text", "facts"), FILE_TASKS, ids=[t[0] for t in FILE_TASKS]
+)
+def test_file_tasks_are_grounded_or_fail_honestly(
+    shim: OllamaShim,
+    soothe_env: dict[str, str],
+    tmp_path: Path,
+    key: str,
+    request_text: str,
+    facts: tuple[str, ...],
+) -> None:
+    from soothe.engine.events import parse_event
+
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("- tidy the docs\n- fix the build\n- ship it\n")
+    (workspace / "README.md").write_text("# Hello\n\nThis project prints a friendly greeting.\n")
+    (workspace / "plan.md").write_text("# Plan\n1. rest\n")
+    first_call = len(shim.calls)
+    proc = run_soothe(
+        shim, soothe_env, tmp_path, "-p", request_text, "--yes", "--clarify", "auto", "--json"
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    events = [parse_event(json.loads(line)) for line in lines if is_event_line(line)]
+    types = [e.type for e in events]
+    routes = [e.label for e in events if e.type == "classification"]
+    calls = [e for e in events if e.type == "step.tool_call"]
+    per_step: dict[tuple[str, str, str], int] = {}
+    for c in calls:
+        k = (str(c.step_id), c.tool, json.dumps(c.args, sort_keys=True))
+        per_step[k] = per_step.get(k, 0) + 1
+    distinct = len({(c.tool, json.dumps(c.args, sort_keys=True)) for c in calls})
+    answers = [e.text for e in events if e.type == "answer.final"]
+    answer = answers[-1] if answers else ""
+    echoes = proc.stdout.count("(raw tool output; the model gave no answer)")
+    repeats = proc.stdout.count("not run again: the same call")
+    grounded = any(f.lower() in answer.lower() for f in facts)
+    sent = shim.calls[first_call:]
+    _quality.append(
+        {
+            "task": key,
+            "exit": proc.returncode,
+            "route": ",".join(routes) or "-",
+            "calls": f"{distinct}/{len(calls)}",
+            "echoes": echoes,
+            "repeats": repeats,
+            "grounded": "yes" if grounded else "no",
+            "no_num_predict": sum(1 for c in sent if not c.num_predict),
+        }
+    )
+    assert "quiz" not in routes, f"a file task took the quiz route\n{describe(proc)}"
+    assert not _schema_fragment(answer), f"the answer is a label or schema: {answer!r}"
+    assert max(per_step.values(), default=0) <= 2, f"an identical call ran 3+ times: {per_step}"
+    assert all(c.num_predict for c in sent), "every model call must carry num_predict"
+    if proc.returncode == 0:
+        assert grounded, f"exit 0 but the answer holds none of {facts}: {answer!r}"
+        assert "run.failed" not in types
+    else:
+        assert proc.returncode == 1, describe(proc)
+        assert "run.failed" in types, "a failure ends in run.failed"
+
+
+def test_print_the_file_task_quality_table(capsys: pytest.CaptureFixture[str]) -> None:
+    """Runs last in this module: the per-task table of the runs above (figures only)."""
+    if not _quality:
+        pytest.skip("no file task ran")
+    with capsys.disabled():
+        print("\nfile tasks with SmolLM2-135M (distinct/total tool calls):")
+        print("  task        exit route      calls  echoes repeats grounded no-num_predict")
+        for row in _quality:
+            print(
+                f"  {row['task']:<11} {row['exit']:<4} {row['route']:<10} {row['calls']:<6} "
+                f"{row['echoes']:<6} {row['repeats']:<7} {row['grounded']:<8} "
+                f"{row['no_num_predict']}"
+            )

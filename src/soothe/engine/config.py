@@ -15,7 +15,15 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
@@ -140,15 +148,48 @@ class StorageSettings(_Section):
         return self.data_dir / "soothe.db"
 
 
+RuleValue = Literal["ask", "auto", "deny"]
+
+
 class ToolSettings(_Section):
     workspace: Path | None = Field(None, description="tool root; default the current directory")
     approval: Literal["ask", "auto", "deny"] = "ask"
     clarify: Literal["ask", "auto", "fail"] = "ask"
     max_output_chars: int = Field(4000, ge=200)
     max_read_bytes: int = Field(200_000, ge=1000)
+    rules: dict[str, RuleValue | dict[str, RuleValue]] = Field(
+        default_factory=dict,
+        description="tool name or 'server.*' -> ask|auto|deny; run_shell = {PROGRAM = ...}",
+    )
+    shell_network: bool = Field(False, description="let run_shell reach the network")
 
     def resolved_workspace(self) -> Path:
         return (self.workspace or Path.cwd()).expanduser().resolve()
+
+
+class McpServerSettings(_Section):
+    """One ``[mcp.servers.NAME]`` table: a stdio command, or the URL of a streamable
+    HTTP server."""
+
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: Path | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    enabled: bool = True
+    startup_timeout: float = Field(20.0, gt=0, description="seconds to start and list tools")
+    call_timeout: float = Field(60.0, gt=0, description="seconds per tool call")
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSettings:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either command (stdio) or url (streamable HTTP)")
+        return self
+
+
+class McpSettings(_Section):
+    servers: dict[str, McpServerSettings] = Field(default_factory=dict)
 
 
 class MemorySettings(_Section):
@@ -188,6 +229,7 @@ class Settings(BaseSettings):
     storage: StorageSettings = Field(default_factory=StorageSettings)
     tools: ToolSettings = Field(default_factory=ToolSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     ui: UISettings = Field(default_factory=UISettings)
     config_file: Path | None = Field(None, exclude=True)
     _profile: Any = PrivateAttr(default=None)

@@ -14,6 +14,8 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
+from soothe.engine.agent.sandbox import Confinement, prepare
+
 _READ_CHUNK = 65536
 _DRAIN_GRACE = 2.0
 SECRET_ENV = frozenset({"OPENAI_API_KEY", "SOOTHE_MODEL__API_KEY"})
@@ -74,23 +76,48 @@ async def _reap(proc: asyncio.subprocess.Process) -> None:
         await asyncio.wait_for(asyncio.shield(proc.wait()), 2.0)
 
 
-async def run_command(command: str, cwd: Path, timeout: float, keep_chars: int) -> ShellResult:
-    """Run ``command`` with ``sh -c`` in ``cwd``; stdout and stderr are merged.
+async def run_command(
+    command: str,
+    cwd: Path,
+    timeout: float,
+    keep_chars: int,
+    *,
+    network: bool = False,
+    confinement: Confinement | None = None,
+) -> ShellResult:
+    """Run ``command`` with ``sh -c`` in ``cwd``, confined (``sandbox.py``): writes land
+    only in ``cwd`` and a private temp dir, no network unless ``network``; stdout and
+    stderr are merged.
 
     When the command exits, whatever it left running in its process group is killed, so
     no process outlives the call (one that made its own session escapes this).
     """
     half = max(100, keep_chars // 2)
     buf = _HeadTail(half, half)
-    proc = await asyncio.create_subprocess_shell(
-        command,
-        cwd=str(cwd),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-        env={k: v for k, v in os.environ.items() if k not in SECRET_ENV},
-    )
+    env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
+    prepared = prepare(command, cwd, env, network=network, confinement=confinement)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *prepared.argv,
+            cwd=str(cwd),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            env=prepared.env,
+            preexec_fn=prepared.preexec,
+            pass_fds=prepared.pass_fds,
+        )
+    except BaseException:
+        prepared.close()
+        raise
+    try:
+        return await _collect(proc, buf, timeout)
+    finally:
+        prepared.close()
+
+
+async def _collect(proc: asyncio.subprocess.Process, buf: _HeadTail, timeout: float) -> ShellResult:
 
     async def read_all() -> None:
         assert proc.stdout is not None

@@ -9,6 +9,7 @@ propagates. Every output is capped at ``max_output_chars`` before it reaches a p
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
@@ -29,6 +30,8 @@ from soothe.engine.agent.workspace import ToolError, Workspace
 from soothe.engine.events import ToolCalled, ToolResult
 
 if TYPE_CHECKING:
+    from soothe.engine.agent.mcp import McpManager
+    from soothe.engine.agent.sandbox import Confinement
     from soothe.engine.bus import EventBus
     from soothe.engine.config import Settings
     from soothe.engine.interact import InteractBroker
@@ -53,6 +56,12 @@ class ToolContext:
     always_approved: set[str] = field(default_factory=set)
     bus: EventBus | None = None
     approval_timeout: float | None = None
+    rules: dict[str, Any] = field(default_factory=dict)
+    """``[tools.rules]`` (approval.py)."""
+    mcp: McpManager | None = None
+    shell_network: bool = False
+    confinement: Confinement | None = None
+    """run_shell's sandbox; None: ``sandbox.detect()``."""
     ws: Workspace = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -61,6 +70,19 @@ class ToolContext:
 
     def event_ids(self) -> dict[str, Any]:
         return event_ids(self.ids)
+
+    @property
+    def shell_confined(self) -> bool:
+        from soothe.engine.agent.sandbox import detect
+
+        return (self.confinement or detect()).active
+
+    async def specs(self) -> list[dict[str, Any]]:
+        """The schemas to bind: ours, then the MCP servers' (started on first need)."""
+        if self.mcp is None or not self.mcp.configured:
+            return tool_specs()
+        self.mcp.ids = self.event_ids()
+        return tool_specs() + await self.mcp.specs()
 
 
 def event_ids(ids: dict[str, Any]) -> dict[str, Any]:
@@ -80,8 +102,10 @@ class ToolContextFactory:
         broker: InteractBroker | None,
         bus: EventBus | None,
         approval_timeout: float | None = None,
+        mcp: McpManager | None = None,
     ) -> None:
         self.settings = settings
+        self.mcp = mcp
         self.broker = broker
         self.bus = bus
         self.approval_timeout = approval_timeout
@@ -99,6 +123,9 @@ class ToolContextFactory:
             always_approved=self.always_approved,
             bus=self.bus,
             approval_timeout=self.approval_timeout,
+            rules=dict(tools.rules),
+            mcp=self.mcp,
+            shell_network=tools.shell_network,
         )
 
 
@@ -109,6 +136,8 @@ class ToolOutcome(BaseModel):
     ok: bool
     output: str
     truncated: bool = False
+    source: str = ""
+    """Where the tool came from: ``""`` for ours, ``mcp:SERVER`` for an MCP tool."""
 
 
 # --- argument models (their JSON schemas are what the model sees) ------------------------
@@ -228,7 +257,12 @@ async def _run_shell(ctx: ToolContext, a: RunShellArgs) -> str:
         ctx, "run_shell", {"command": a.command, "timeout": a.timeout}, str(ctx.workspace)
     )
     result = await run_command(
-        a.command, ctx.workspace, a.timeout, keep_chars=max(200, ctx.max_output_chars - 200)
+        a.command,
+        ctx.workspace,
+        a.timeout,
+        keep_chars=max(200, ctx.max_output_chars - 200),
+        network=ctx.shell_network,
+        confinement=ctx.confinement,
     )
     if result.timed_out:
         raise ToolError(
@@ -417,6 +451,8 @@ async def run_tool_call(ctx: ToolContext, call: dict[str, Any]) -> ToolOutcome:
     raw_args = call.get("args")
     shown_args = raw_args if isinstance(raw_args, dict) else {"_raw": raw_args}
     tool = TOOLS.get(name)
+    if tool is None and ctx.mcp is not None and ctx.mcp.get(name) is not None:
+        return await _run_mcp_call(ctx, call_id, name, raw_args, call.get("error"))
     normalized: dict[str, Any] | ToolError | None = None
     if tool is not None and not call.get("error"):
         try:
@@ -466,4 +502,54 @@ async def run_tool_call(ctx: ToolContext, call: dict[str, Any]) -> ToolOutcome:
         )
     return ToolOutcome(
         call_id=call_id, tool=name, args=args, ok=ok, output=text, truncated=truncated
+    )
+
+
+async def _run_mcp_call(
+    ctx: ToolContext, call_id: str, name: str, raw_args: Any, error: Any
+) -> ToolOutcome:
+    """An MCP tool's call: approval (default ``ask``), the call, its text capped like ours."""
+    from soothe.engine.agent.mcp import McpCallError, parse_args
+
+    assert ctx.mcp is not None
+    mcp_tool = ctx.mcp.get(name)
+    assert mcp_tool is not None
+    source = f"mcp:{mcp_tool.server}"
+    ids = ctx.event_ids()
+    args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {"_raw": raw_args}
+    with contextlib.suppress(McpCallError):
+        args = parse_args(raw_args, mcp_tool.parameters)
+    if ctx.bus is not None:
+        ctx.bus.publish(ToolCalled(call_id=call_id, tool=name, args=preview(args), **ids))
+    ok = False
+    try:
+        if error:
+            raise ToolError(f"invalid arguments for {name}: {error}")
+        args = parse_args(raw_args, mcp_tool.parameters)
+        await require_approval(
+            ctx, name, args, mcp_tool.server, server=mcp_tool.server, original=mcp_tool.original
+        )
+        output = await ctx.mcp.call(name, args, ctx.ids)
+        ok = True
+    except (ToolError, McpCallError) as exc:
+        output = str(exc)
+    except asyncio.CancelledError:
+        if ctx.bus is not None:
+            ctx.bus.publish(
+                ToolResult(call_id=call_id, tool=name, output="cancelled", ok=False, **ids)
+            )
+        raise
+    text, truncated = cap_text(output, ctx.max_output_chars)
+    if ctx.bus is not None:
+        ctx.bus.publish(
+            ToolResult(call_id=call_id, tool=name, output=text, ok=ok, truncated=truncated, **ids)
+        )
+    return ToolOutcome(
+        call_id=call_id,
+        tool=name,
+        args=args,
+        ok=ok,
+        output=text,
+        truncated=truncated,
+        source=source,
     )

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from textual.screen import Screen
 
 from soothe.app.screens.requests import ApprovalModal, ClarificationModal
+from soothe.engine.agent.change_preview import ChangePreview, preview_change
 from soothe.engine.events import ApprovalRequested, ClarificationRequested
 
 if TYPE_CHECKING:
@@ -29,8 +30,32 @@ class ModalRequests(_Base):
         self._open_request(event.request_id, modal, self._answer_clarification)
 
     def open_approval(self, event: ApprovalRequested, asker: str) -> None:
-        modal = ApprovalModal(event.request_id, event.tool, event.args, event.path, asker)
+        args = self._whole_args(event)
+        modal = ApprovalModal(
+            event.request_id,
+            event.tool,
+            args,
+            event.path,
+            asker,
+            goal_id=event.goal_id,
+            step_id=event.step_id,
+            change=self._change(event.tool, args),
+        )
         self._open_request(event.request_id, modal, self._answer_approval)
+
+    def _whole_args(self, event: ApprovalRequested) -> dict[str, Any]:
+        """The request's own arguments (the event's are shortened for display)."""
+        broker = getattr(self.session, "broker", None)
+        request = broker.get(event.request_id) if broker is not None else None
+        args = getattr(request, "args", None)
+        return dict(args) if isinstance(args, dict) else dict(event.args)
+
+    def _change(self, tool: str, args: dict[str, Any]) -> ChangePreview | None:
+        """What the call would change, read from the workspace (nothing is written)."""
+        try:
+            return preview_change(self.settings.tools.resolved_workspace(), tool, args)
+        except Exception as exc:  # a preview must never keep the question from being asked
+            return ChangePreview(summary="no preview", problem=f"{type(exc).__name__}: {exc}")
 
     def _open_request(
         self, request_id: str, modal: Screen[Any], answer: Callable[[str, Any], None]

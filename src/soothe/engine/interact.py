@@ -4,6 +4,9 @@ Engine code awaits ``broker.ask(request)``. The broker publishes the request eve
 parks a future; whoever answers (the TUI modal, the headless prompt, a test) calls
 ``broker.answer(request_id, response)``. A timeout or a cancellation resolves with an
 outcome saying so, never with an exception the caller did not ask for.
+
+A request keeps its arguments whole (whoever answers may look at them, e.g. to show a
+diff); the event it publishes carries a shortened copy (``preview``).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from soothe.engine.agent.capping import preview
 from soothe.engine.bus import EventBus
 from soothe.engine.events import (
     ApprovalAnswered,
@@ -21,6 +25,7 @@ from soothe.engine.events import (
     ClarificationAnswered,
     ClarificationRequested,
 )
+from soothe.engine.scope import Scope
 
 
 def _request_id() -> str:
@@ -33,6 +38,15 @@ class _RequestBase(BaseModel):
     loop_id: str | None = None
     goal_id: str | None = None
     step_id: str | None = None
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.thread_id, self.loop_id, self.goal_id, self.step_id)
+
+    @classmethod
+    def within(cls, scope: Scope, **fields: Any) -> Any:
+        """This kind of request, asked from ``scope`` (its thread, loop, goal and step)."""
+        return cls(**scope.fields(), **fields)
 
 
 class ClarificationRequest(_RequestBase):
@@ -133,7 +147,7 @@ class InteractBroker:
         return ApprovalResponse(outcome=outcome, reason=f"approval {outcome}")
 
     def _finish(self, request: Request, response: Response) -> Response:
-        ids = request.model_dump(include={"thread_id", "loop_id", "goal_id", "step_id"})
+        ids = request.scope.fields()
         if isinstance(request, ClarificationRequest):
             assert isinstance(response, ClarificationResponse)
             self.bus.publish(
@@ -158,7 +172,7 @@ class InteractBroker:
 
     @staticmethod
     def _requested_event(request: Request) -> ClarificationRequested | ApprovalRequested:
-        ids = request.model_dump(include={"thread_id", "loop_id", "goal_id", "step_id"})
+        ids = request.scope.fields()
         if isinstance(request, ClarificationRequest):
             return ClarificationRequested(
                 request_id=request.request_id, questions=request.questions, **ids
@@ -166,7 +180,7 @@ class InteractBroker:
         return ApprovalRequested(
             request_id=request.request_id,
             tool=request.tool,
-            args=request.args,
+            args=preview(request.args),  # a dict stays a dict
             path=request.path,
             **ids,
         )

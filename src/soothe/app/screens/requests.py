@@ -17,6 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from soothe.app.screens.base import REQUEST_CSS
+from soothe.engine.agent.change_preview import ChangePreview
 
 
 class ClarificationModal(ModalScreen[list[str] | None]):
@@ -86,23 +87,47 @@ class ClarificationModal(ModalScreen[list[str] | None]):
 Choice = Literal["approve_once", "approve_always", "deny"]
 
 
+def request_title(tool: str, goal_id: str | None, step_id: str | None) -> str:
+    """ "G1/S-02 wants to write_file" (as much of the goal/step as the request names)."""
+    where = "/".join(part for part in (goal_id, step_id) if part)
+    return f"{where or 'The agent'} wants to {tool}"
+
+
+def always_label(tool: str, args: dict[str, Any]) -> str:
+    """What "always" covers: the tool, or for run_shell the command's program."""
+    if tool != "run_shell":
+        return f"Always {tool}"
+    from soothe.engine.agent.approval import shell_program
+
+    program = shell_program(str(args.get("command", "")))
+    return f"Always `{program}`" if program else "Always this command"
+
+
 class ApprovalModal(ModalScreen[Choice]):
-    """A tool call waiting for permission: once, always for this tool, or deny."""
+    """A tool call waiting for permission: once, always (this tool; for run_shell this
+    program), or deny. File changes show as a unified diff against the file on disk,
+    run_shell's command as a command."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "choose('approve_once')", "Approve once", id="approval.once"),
-        Binding("A", "choose('approve_always')", "Always for this tool", id="approval.always"),
+        Binding("A", "choose('approve_always')", "Always", id="approval.always"),
         Binding("d,escape", "choose('deny')", "Deny", id="approval.deny"),
     ]
     DEFAULT_CSS = (
         REQUEST_CSS.format(name="ApprovalModal")
         + """
-    ApprovalModal > .dialog { border: round $warning; border-title-color: $warning; }
+    ApprovalModal > .dialog {
+        width: 100;
+        border: round $warning;
+        border-title-color: $warning;
+    }
     ApprovalModal .field { color: $text-muted; }
     ApprovalModal .tool { text-style: bold; }
+    ApprovalModal .change { text-style: bold; color: $warning; margin-top: 1; }
+    ApprovalModal .problem { color: $error; }
     ApprovalModal .args {
         height: auto;
-        max-height: 14;
+        max-height: 20;
         background: $boost;
         padding: 0 1;
         margin: 1 0;
@@ -111,7 +136,16 @@ class ApprovalModal(ModalScreen[Choice]):
     )
 
     def __init__(
-        self, request_id: str, tool: str, args: dict[str, Any], path: str = "", asker: str = ""
+        self,
+        request_id: str,
+        tool: str,
+        args: dict[str, Any],
+        path: str = "",
+        asker: str = "",
+        *,
+        goal_id: str | None = None,
+        step_id: str | None = None,
+        change: ChangePreview | None = None,
     ) -> None:
         super().__init__()
         self.request_id = request_id
@@ -119,23 +153,56 @@ class ApprovalModal(ModalScreen[Choice]):
         self.args = args
         self.path = path
         self.asker = asker
+        self.title_text = request_title(tool, goal_id, step_id)
+        self.change = change
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog") as dialog:
-            dialog.border_title = "Approve tool call?"
+            dialog.border_title = self.title_text
             dialog.border_subtitle = "a once · A always · d/esc deny"
-            who = f"{self.asker} wants to run" if self.asker else "The agent wants to run"
-            yield Static(Content(who), classes="dialog-lead")
+            if self.asker:
+                yield Static(Content(self.asker), classes="dialog-lead")
             yield Static(Content.assemble(("tool      ", "$text-muted"), (self.tool, "bold")))
             if self.path:
-                yield Static(Content.assemble(("workspace ", "$text-muted"), self.path))
-            text = json.dumps(self.args, indent=2, ensure_ascii=False, default=str)
-            with VerticalScroll(classes="args"):
-                yield Static(Content(text))
+                label = "workspace " if self.tool == "run_shell" else "file      "
+                yield Static(Content.assemble((label, "$text-muted"), self.path))
+            yield from self._body()
             with Horizontal(classes="buttons"):
                 yield Button("Deny", id="deny", variant="error")
-                yield Button("Always for this tool", id="approve_always")
+                yield Button(always_label(self.tool, self.args), id="approve_always")
                 yield Button("Approve once", id="approve_once", variant="success")
+
+    def _body(self) -> ComposeResult:
+        change = self.change
+        if change is not None:
+            yield Static(Content(change.summary), classes="change")
+            if change.problem:
+                yield Static(Content(change.problem), classes="problem")
+        if change is not None and change.command:
+            with VerticalScroll(classes="args"):
+                yield Static(self._syntax(change.command, "bash"), id="command")
+            timeout = self.args.get("timeout")
+            if isinstance(timeout, int | float):
+                yield Static(Content.assemble(("timeout   ", "$text-muted"), f"{timeout:g} s"))
+        elif change is not None and change.diff:
+            with VerticalScroll(classes="args"):
+                yield Static(self._syntax(change.diff, "diff"), id="diff")
+        elif change is None or change.problem:
+            text = json.dumps(self.args, indent=2, ensure_ascii=False, default=str)
+            with VerticalScroll(classes="args"):
+                yield Static(Content(text), id="args")
+
+    def _syntax(self, code: str, lexer: str) -> Any:
+        from rich.syntax import Syntax
+
+        dark = self.app.current_theme.dark if self.app.current_theme else True
+        return Syntax(
+            code.rstrip("\n"),
+            lexer,
+            theme="ansi_dark" if dark else "ansi_light",
+            background_color="default",
+            word_wrap=True,
+        )
 
     def on_mount(self) -> None:
         self.query_one("#approve_once", Button).focus()

@@ -118,7 +118,9 @@ class Memory:
         out: list[str] = []
         used = 0
         for item in items:
-            line = f"- ({item.kind}, thread {item.thread_id}) {' '.join(item.text.split())}"
+            # Only findings of goals that truly completed are stored (runner.agentic._verify).
+            source = f"{item.kind} of goal {item.goal_id or '?'}, thread {item.thread_id}"
+            line = f"- ({source}, completed) {' '.join(item.text.split())}"
             if used + len(line) > self.max_chars:
                 line = clip(line, self.max_chars - used, flatten=False)
             out.append(line)

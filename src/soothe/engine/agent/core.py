@@ -1,13 +1,22 @@
-"""CoreAgent: the tool-calling loop that carries out one action step.
+"""CoreAgent: carries out one action step as a checkpointed LangGraph graph (graph.py).
 
 The model streams (tokens go out as StepToken events), its tool calls run one after the
 other through ``run_tool_call`` (which publishes ToolCalled / ToolResult and asks for
 approval where needed), and the results go back as ToolMessages, until the model answers
 without tools or the step's tool budget is spent; then one last call without tools asks
-for the answer. A model transport failure ends the step with ``ok=False``; cancellation
-propagates (the hub closes the stream, run_shell kills its process group).
+for the answer. An identical call is not run twice and an echo is no answer (judge.py).
+A model transport failure ends the step with ``ok=False``; cancellation propagates (the
+hub closes the stream, run_shell kills its process group).
 
-LangChain is imported inside the methods, so importing this module stays light.
+Each step runs under its own checkpoint thread, ``{thread}/{loop}/{step}/{attempt}``, in
+the loop's checkpoint database, with ``durability="sync"``: a step killed between tool
+calls continues from its checkpoint when it runs again (the same thread), and no tool
+call that completed runs again. A finished attempt's thread is never reused: running the
+step again (a retry) starts attempt n+1. Approvals are graph interrupts answered through
+the InteractBroker, so a pending approval is asked again after a restart.
+
+LangChain and LangGraph are imported inside the methods, so importing this module stays
+light.
 """
 
 from __future__ import annotations
@@ -17,28 +26,18 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from soothe.engine.agent.judge import (
-    REPEAT_NOTE,
-    REPEATS_SPENT,
-    RepeatGuard,
-    facts_prompt,
-    last_outputs,
-    no_answer_reason,
-    raw_result,
-)
-from soothe.engine.agent.prompts import BUDGET_SPENT, step_prompt, system_prompt
+from soothe.engine.agent.prompts import step_prompt, system_prompt
 from soothe.engine.agent.tools import (
     ToolContext,
     ToolOutcome,
-    event_ids,
-    run_tool_call,
 )
-from soothe.engine.events import StepToken, ToolCalled, ToolResult
-from soothe.engine.llm.errors import LLMError
+from soothe.engine.interact import ApprovalRequest, ApprovalResponse
 
 if TYPE_CHECKING:
     from langchain_core.messages import AIMessage, BaseMessage
 
+    from soothe.engine.agent.graph import StepRun
+    from soothe.engine.agent.journal import Journal
     from soothe.engine.bus import EventBus
     from soothe.engine.config import Settings
     from soothe.engine.llm.hub import ModelHub
@@ -108,11 +107,50 @@ class CoreAgent:
         tool_ctx_factory: Callable[[dict[str, Any]], ToolContext],
         settings: Settings,
         bus: EventBus,
+        *,
+        checkpointer: Any = None,
+        journal: Journal | None = None,
     ) -> None:
         self.hub = hub
         self.tool_ctx_factory = tool_ctx_factory
         self.settings = settings
         self.bus = bus
+        self.checkpointer = checkpointer
+        """The loop's AsyncSqliteSaver; None: an in-memory saver (tests, one process)."""
+        self.journal = journal
+        self._graph: Any = None
+        self._runs: dict[str, StepRun] = {}
+
+    def graph(self) -> Any:
+        if self._graph is None:
+            from soothe.engine.agent.graph import build_graph
+
+            if self.checkpointer is None:
+                from langgraph.checkpoint.memory import InMemorySaver
+
+                self.checkpointer = InMemorySaver()
+            self._graph = build_graph(
+                self.checkpointer, lambda config: self._runs[config["configurable"]["thread_id"]]
+            )
+        return self._graph
+
+    @staticmethod
+    def step_thread(ids: dict[str, Any], step_id: str, attempt: int) -> str:
+        parts = [ids.get("thread_id") or "-", ids.get("loop_id") or "direct", step_id]
+        return "/".join(str(p) for p in parts) + f"/{attempt}"
+
+    async def _attempt(self, ids: dict[str, Any], step_id: str) -> tuple[str, Any]:
+        """The step's checkpoint thread to use: an unfinished one (resume) or a new one."""
+        graph = self.graph()
+        attempt = 1
+        while True:
+            thread = self.step_thread(ids, step_id, attempt)
+            snapshot = await graph.aget_state({"configurable": {"thread_id": thread}})
+            if not snapshot.values:  # never started
+                return thread, None
+            if snapshot.next or snapshot.interrupts:  # unfinished: continue it
+                return thread, snapshot
+            attempt += 1
 
     async def run_step(
         self,
@@ -125,178 +163,89 @@ class CoreAgent:
         evidence_text: str,
         ids: dict[str, Any],
     ) -> StepOutcome:
-        from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        from soothe.engine.agent.graph import InterruptBroker, StepRun
+        from soothe.engine.agent.journal import CallKey
 
         ids = {**ids, "step_id": ids.get("step_id") or step_id}
         ctx = self.tool_ctx_factory(ids)
-        fields = event_ids(ids)
-        budget = self.settings.loop.step_tool_budget
-        history_limit = max(8000, 4 * ctx.max_output_chars)
-        messages: list[BaseMessage] = [
-            SystemMessage(content=system_prompt(ctx.workspace, budget)),
-            HumanMessage(
-                content=step_prompt(
-                    goal=goal,
-                    step_id=step_id,
-                    description=description,
-                    expected_output=expected_output,
-                    context_text=context_text,
-                    evidence_text=evidence_text,
-                )
-            ),
-        ]
+        broker = ctx.broker
+        if broker is not None:
+            ctx.broker = InterruptBroker()  # type: ignore[assignment]
         specs = await ctx.specs()  # ours + MCP servers' (started on first need)
-        outcomes: list[ToolOutcome] = []
-        guard = RepeatGuard()
-        model_calls = 0
-        used = 0
-        system = str(messages[0].content)
-
-        def on_token(text: str) -> None:
-            self.bus.publish(StepToken(text=text, **fields))
-
-        async def ask(msgs: list[BaseMessage], tools: list[Any] | None) -> AIMessage:
-            nonlocal model_calls
-            model_calls += 1
-            # run_tool_call normalises the arguments (after its alias renaming).
-            return await self.hub.stream_text(
-                msgs, tools=tools, on_token=on_token, ids=ids, coerce=False
-            )
-
-        def failed(exc: LLMError) -> StepOutcome:
-            return StepOutcome(
-                ok=False,
-                answer="",
-                tool_outcomes=outcomes,
-                model_calls=model_calls,
-                error=str(exc),
-                error_kind=exc.kind.value,
-            )
-
-        while True:
-            final = used >= budget or guard.spent
-            if final:
-                closing = REPEATS_SPENT if guard.spent else BUDGET_SPENT.format(budget=budget)
-                messages.append(HumanMessage(content=closing))
-            compact_tool_history(messages, history_limit)
-            try:
-                reply = await ask(messages, None if final else specs)
-            except LLMError as exc:
-                return failed(exc)
-            calls = pending_calls(reply)
-            if final or not calls:
-                break
-            messages.append(
-                AIMessage(
-                    content=reply.content,
-                    tool_calls=[
-                        {
-                            "name": c["name"],
-                            "args": c["args"] if isinstance(c["args"], dict) else {},
-                            "id": c["id"],
-                        }
-                        for c in calls
-                    ],
-                )
-            )
-            for call in calls:
-                earlier = guard.earlier(call)
-                if earlier is not None:
-                    messages.append(self._repeat(call, earlier, fields))
-                    continue
-                if used >= budget:
-                    messages.append(
-                        ToolMessage(
-                            content="not run: the step's tool budget is spent",
-                            tool_call_id=call["id"],
-                            name=call["name"],
-                            status="error",
+        budget = self.settings.loop.step_tool_budget
+        thread, snapshot = await self._attempt(ids, step_id)
+        key = CallKey(
+            thread_id=ids.get("thread_id") or "",
+            loop_id=ids.get("loop_id"),
+            goal_id=ids.get("goal_id"),
+            step_id=ids["step_id"],
+        )
+        self._runs[thread] = StepRun(
+            self,
+            ctx,
+            ids=ids,
+            step_id=step_id,
+            description=description,
+            expected_output=expected_output,
+            specs=specs,
+            journal_key=key,
+        )
+        config = {"configurable": {"thread_id": thread}, "recursion_limit": 4 * budget + 50}
+        graph = self.graph()
+        payload: Any
+        if snapshot is None:
+            payload = {
+                "messages": [
+                    SystemMessage(content=system_prompt(ctx.workspace, budget)),
+                    HumanMessage(
+                        content=step_prompt(
+                            goal=goal,
+                            step_id=step_id,
+                            description=description,
+                            expected_output=expected_output,
+                            context_text=context_text,
+                            evidence_text=evidence_text,
                         )
-                    )
-                    continue
-                outcome = await run_tool_call(ctx, call)
-                guard.remember(call, outcome)
-                used += 1
-                outcomes.append(outcome)
-                messages.append(
-                    ToolMessage(
-                        content=outcome.output,
-                        tool_call_id=outcome.call_id,
-                        name=outcome.tool,
-                        status="success" if outcome.ok else "error",
-                    )
-                )
-
-        answer = reply.text.strip()
-        instructions = [system, BUDGET_SPENT.format(budget=budget), REPEATS_SPENT, REPEAT_NOTE]
-        reason = no_answer_reason(answer, instructions)
-        if reason is None:
-            return StepOutcome(
-                ok=True, answer=answer, tool_outcomes=outcomes, model_calls=model_calls
-            )
-        # Once more, compactly: the facts found so far and the question, no tools.
-        facts = last_outputs(outcomes)
-        prompt = facts_prompt(step_id, description, expected_output, facts)
-        instructions.append(prompt)
+                    ),
+                ],
+            }
+        else:
+            payload = await self._answer(snapshot, broker, ctx)
         try:
-            retry = await ask([HumanMessage(content=prompt)], None)
-        except LLMError as exc:
-            return failed(exc)
-        answer = retry.text.strip()
-        if no_answer_reason(answer, instructions) is None:
-            return StepOutcome(
-                ok=True,
-                answer=answer,
-                tool_outcomes=outcomes,
-                model_calls=model_calls,
-                no_answer=reason,
-            )
-        if facts:
-            return StepOutcome(
-                ok=True,
-                answer=raw_result(facts),
-                tool_outcomes=outcomes,
-                model_calls=model_calls,
-                raw=True,
-                no_answer=reason,
-            )
-        error = (
-            "the model gave no answer after spending the step's tool budget"
-            if used >= budget
-            else "the model returned an empty answer"
-            if reason == "empty answer"
-            else f"the model gave no answer ({reason})"
-        )
+            while True:
+                # "sync": each tool result is on disk before the next model call.
+                await graph.ainvoke(payload, config, durability="sync")
+                snapshot = await graph.aget_state(config)
+                if not snapshot.interrupts:
+                    break
+                payload = await self._answer(snapshot, broker, ctx)
+        finally:
+            self._runs.pop(thread, None)
+        return self._outcome(snapshot.values)
+
+    async def _answer(self, snapshot: Any, broker: Any, ctx: ToolContext) -> Any:
+        """The resume value of a pending interrupt (an approval): asked through the
+        real broker, so the TUI shows its dialog (again, after a restart)."""
+        from langgraph.types import Command
+
+        if not snapshot.interrupts:
+            return None  # continue from the checkpoint
+        value = snapshot.interrupts[0].value
+        request = ApprovalRequest.model_validate(value["request"])
+        if broker is None:
+            response = ApprovalResponse(outcome="cancelled")
+        else:
+            response = await broker.ask(request, timeout=value.get("timeout"))
+        return Command(resume=response.model_dump(mode="json"))
+
+    @staticmethod
+    def _outcome(values: dict[str, Any]) -> StepOutcome:
+        result = dict(values.get("result") or {})
+        outcomes = [ToolOutcome.model_validate(o) for o in values.get("outcomes", [])]
+        if not result:
+            result = {"ok": False, "answer": "", "error": "the step ended without a result"}
         return StepOutcome(
-            ok=False,
-            answer="",
-            tool_outcomes=outcomes,
-            model_calls=model_calls,
-            error=error,
-            no_answer=reason,
-        )
-
-    def _repeat(
-        self, call: dict[str, Any], earlier: ToolOutcome, fields: dict[str, Any]
-    ) -> BaseMessage:
-        """The answer to a repeated call: the earlier result and a note; not run again."""
-        from langchain_core.messages import ToolMessage
-
-        self.bus.publish(
-            ToolCalled(call_id=call["id"], tool=earlier.tool, args=earlier.args, **fields)
-        )
-        self.bus.publish(
-            ToolResult(
-                call_id=call["id"],
-                tool=earlier.tool,
-                output="not run again: the same call was made earlier in this step",
-                ok=False,
-                **fields,
-            )
-        )
-        return ToolMessage(
-            content=earlier.output + REPEAT_NOTE,
-            tool_call_id=call["id"],
-            name=earlier.tool,
-            status="success" if earlier.ok else "error",
+            tool_outcomes=outcomes, model_calls=values.get("model_calls", 0), **result
         )

@@ -1,0 +1,66 @@
+"""``soothe undo [--thread ID] [--all | --step G1/S2] [--list] [--force]``.
+
+Reads the journal in the data dir (``journal.db``) and puts back the files the agent
+changed, newest first (engine/agent/undo.py). No models, no session: it works beside a
+stopped app; run it when no run of that thread is going on.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from soothe.engine.config import Settings
+
+
+def run_undo(
+    settings: Settings,
+    *,
+    thread: str | None,
+    all_runs: bool,
+    step: str | None,
+    list_only: bool,
+    force: bool,
+) -> int:
+    from soothe.engine.agent.journal import Journal
+    from soothe.engine.agent.undo import apply_undo, describe, plan_undo
+
+    path = Path(settings.storage.data_dir) / "journal.db"
+    if not path.exists():
+        print("nothing to undo: the agent has not changed any file yet")
+        return 0
+    journal = Journal(path)
+    try:
+        threads = journal.threads()
+        if thread:
+            matches = [t for t in threads if t.startswith(thread)]
+            if len(matches) != 1:
+                why = "no changes recorded for" if not matches else "more than one thread matches"
+                print(f"error: {why} '{thread}'", file=sys.stderr)
+                return 1
+            thread_id = matches[0]
+        elif threads:
+            thread_id = threads[0]  # the thread that changed something last
+        else:
+            print("nothing to undo")
+            return 0
+        entries = plan_undo(journal, thread_id, all_runs=all_runs or list_only, step=step)
+        if list_only:
+            if not entries:
+                print(f"thread {thread_id}: nothing to undo")
+            for entry in entries:
+                print(describe(entry))
+            return 0
+        if not entries:
+            print(f"thread {thread_id}: nothing to undo")
+            return 0
+        report = apply_undo(journal, entries, force=force)
+        for p in report.restored:
+            print(f"restored {p}")
+        for p, why in report.refused:
+            print(f"refused {p}: {why} (use --force to restore it anyway)", file=sys.stderr)
+        for command in report.commands:
+            print(f"cannot undo the command {command!r}: commands are not reversible")
+        return 1 if report.refused else 0
+    finally:
+        journal.close()

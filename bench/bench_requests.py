@@ -140,7 +140,12 @@ def bounds(settings: Any) -> dict[str, int]:
     """Upper bounds of the variable parts of any prompt (chars), from the settings and the
     clip limits in the code; the fixed instructions are measured separately."""
     from soothe.engine.agent.prompts import MAX_SECTION_CHARS
-    from soothe.engine.context.projection import DESCRIPTION_CHARS, STEP_TEXT_CHARS
+    from soothe.engine.context.projection import (
+        DESCRIPTION_CHARS,
+        MAX_FACTS_CHARS,
+        MAX_INSTRUCTIONS_CHARS,
+        STEP_TEXT_CHARS,
+    )
     from soothe.engine.runner import MAX_HISTORY_CHARS
 
     p = settings.projection
@@ -150,6 +155,9 @@ def bounds(settings: Any) -> dict[str, int]:
         + p.max_ledger_chars
         + p.max_ledger_messages * 30
         + 3 * p.max_lineage_chars
+        + MAX_FACTS_CHARS  # the loader's workspace facts
+        + 2 * MAX_INSTRUCTIONS_CHARS  # project instructions and the skill text
+        + (p.max_goals + 1) * (DESCRIPTION_CHARS + 60)  # the goal-DAG summary
     )
     planner = projection + MAX_HISTORY_CHARS + 1200 + 1500 + 10 * 360 + 600  # + goal text
     step_history = max(8000, 4 * settings.tools.max_output_chars)  # CoreAgent tool history

@@ -9,7 +9,7 @@ from typing import Any
 
 from soothe import __version__
 
-SUBCOMMANDS = ("threads", "doctor", "skills", "config", "undo")
+SUBCOMMANDS = ("threads", "doctor", "skills", "config")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -56,15 +56,6 @@ def build_sub_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("action", nargs="?", default="show", choices=["show"])
     elif command == "skills":
         parser.add_argument("--workspace", metavar="DIR")
-    elif command == "undo":
-        parser.add_argument(
-            "--thread", metavar="ID", help="default: the last thread that changed files"
-        )
-        which = parser.add_mutually_exclusive_group()
-        which.add_argument("--all", action="store_true", help="every change of the thread")
-        which.add_argument("--step", metavar="G1/S2", help="the changes of one step")
-        which.add_argument("--list", action="store_true", help="show what can be undone")
-        parser.add_argument("--force", action="store_true", help="restore files changed since")
     return parser
 
 
@@ -224,17 +215,6 @@ def _dispatch(command: str | None, args: argparse.Namespace, settings: Any) -> i
         from soothe.frontends.threads_cli import run_threads
 
         return run_threads(settings, args.action, args.thread_id, args.output)
-    if command == "undo":
-        from soothe.frontends.undo_cli import run_undo
-
-        return run_undo(
-            settings,
-            thread=args.thread,
-            all_runs=args.all,
-            step=args.step,
-            list_only=args.list,
-            force=args.force,
-        )
     if command == "skills":
         from soothe.engine.skills import list_skills
 

@@ -255,3 +255,16 @@ async def test_a_single_goal_has_no_dag_section() -> None:
     finally:
         await engine.close()
     assert "Goal DAG" not in text and "Workspace facts" not in text
+
+
+def test_summarize_readme_reads_the_readme(soothe, brain: Brain, env: Env, fake) -> None:
+    workspace(env)
+    brain.add("Classification", {"label": "simple"})
+    brain.add("PlanGeneration", {"steps": [{"id": "S-01", "description": "Summarise"}]})
+    brain.step("S-01", "A demo project for the loader.")
+
+    result = soothe("-p", "Summarize README")
+
+    assert (result.code, result.out) == (0, "A demo project for the loader.\n")
+    (step,) = of_kind(fake, "step")
+    assert "file: README.md (" in step and "A demo project for the loader." in step

@@ -160,6 +160,12 @@ def ground(text: str, ws: Workspace, *, forced: bool = False) -> Grounding:
         reason = f"uses the workspace word '{word.group(0)}'"
     else:
         return Grounding()
+    if re.search(r"\breadme\b", text, re.IGNORECASE) and not any(
+        p.name.lower().startswith("readme") for p in paths
+    ):
+        # "Summarize README" names the file without its extension: the root's README.
+        readme = sorted(p for p in ws.root.glob("[Rr][Ee][Aa][Dd][Mm][Ee]*") if p.is_file())
+        paths += readme[:1]
     out = Grounding(task=True, reason=reason, missing=missing)
     out.instructions = load_instructions(ws)
     out.listing, out.listing_more = _listing(ws, ws.root, MAX_LISTING)

@@ -127,7 +127,6 @@ class Session:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
         from soothe.engine.agent.core import CoreAgent
-        from soothe.engine.agent.journal import Journal
         from soothe.engine.agent.tools import ToolContextFactory
         from soothe.engine.classify import UnifiedClassifier
         from soothe.engine.context import ContextEngine
@@ -188,12 +187,7 @@ class Session:
 
         self.mcp = McpManager(settings.mcp, bus=self.bus, reserved=set(TOOLS))
         tools = ToolContextFactory(settings, broker=self.broker, bus=self.bus, mcp=self.mcp)
-        journal = Journal(":memory:" if str(db_path) == ":memory:" else data_dir / "journal.db")
-        agent = CoreAgent(
-            # checkpointer=checkpointer (resume mid-step) is not wired yet: with it the
-            # resume tests in tests/faults and tests/runner fail; see issue 14's note.
-            self.hub, tools, settings, self.bus, journal=journal
-        )
+        agent = CoreAgent(self.hub, tools, settings, self.bus)
         executor = Executor(
             self.context,
             agent,
@@ -477,13 +471,8 @@ class Session:
         return self.thread_id
 
     async def delete_thread(self, thread_id: str) -> None:
-        from soothe.engine.agent.journal import prune_thread
-
         with self._exclusive():
             await self.context.delete_thread(thread_id)
-            # The thread's step checkpoints and its journal of file changes go with it.
-            data_dir = Path(self.settings.storage.data_dir)
-            prune_thread(self._checkpoint_path or data_dir / "checkpoints.db", data_dir, thread_id)
         await self.memory.delete_thread(thread_id)
         if self.thread_id == thread_id:
             self.thread_id = ""

@@ -146,9 +146,9 @@ class Executor:
             else:
                 ok, answer = await self._action(goal_id, step, step_scope, report)
         except asyncio.CancelledError:
-            await asyncio.shield(
-                self.context.fail_step(goal_id, step.id, "interrupted by the user", cancelled=True)
-            )
+            # Suspended, not failed: back to pending, and the step's checkpoint (CoreAgent)
+            # continues it where it was when the goal is resumed.
+            await asyncio.shield(self.context.reset_step(goal_id, step.id))
             raise
         except LLMError as exc:  # STOP_KINDS, from _action: the step did not really run
             await self.context.reset_step(goal_id, step.id)

@@ -9,7 +9,7 @@ from typing import Any
 
 from soothe import __version__
 
-SUBCOMMANDS = ("threads", "doctor", "skills", "config")
+SUBCOMMANDS = ("threads", "doctor", "skills", "config", "mcp")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -207,6 +207,10 @@ def _dispatch(command: str | None, args: argparse.Namespace, settings: Any) -> i
         if settings.config_file:
             print(f"# from {settings.config_file}", file=sys.stderr)
         return 0
+    if command == "mcp":
+        from soothe.frontends.mcp_cli import run_mcp
+
+        return run_mcp(settings)
     if command == "doctor":
         from soothe.engine.llm.doctor import run_doctor
 

@@ -142,3 +142,14 @@ def test_the_model_calls_an_mcp_tool_through_soothe_p(
     stored = read_store(env.db_path)
     summaries = [e.summary for entries in stored.evidence.values() for e in entries]
     assert any(s.startswith("mcp:words count_words(") for s in summaries), summaries
+
+
+def test_soothe_mcp_lists_servers(soothe: object, env: Env) -> None:
+    write_config(
+        env, f'[mcp.servers.broken]\ncommand = "{sys.executable}"\nargs = ["{SERVER}", "--crash"]\n'
+    )
+    r: Result = soothe("mcp")  # type: ignore[operator]
+    assert r.code == 1
+    first, error = r.out.splitlines()[:2]
+    assert first == "broken  (stdio)  failed"
+    assert error.startswith("  error: ") and "cannot open the dictionary" in error

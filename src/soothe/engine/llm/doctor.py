@@ -52,6 +52,13 @@ def format_report(settings: Settings, status: ServerStatus) -> tuple[int, list[s
     dir_state, dir_ok = _data_dir_state(data_dir)
     lines.append(_row("data dir", f"{data_dir} ({dir_state})"))
     lines.append(_row("provider", settings.model.provider))
+    from soothe.engine.agent.sandbox import detect
+
+    confinement = detect()
+    shell = confinement.describe()
+    if not confinement.active:
+        shell += ": every command needs your approval, even with --yes"
+    lines.append(_row("shell", shell))
     problems: list[tuple[str, str]] = []
     if settings.model.provider == "demo":
         lines.append(_row("model", "demo model (built in; no server is needed)"))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from soothe.engine.context.store import SCHEMA_VERSION
 from tests.fakes.ollama_server import FakeOllamaServer
 from tests.faults.harness import Brain, Env, Result, check_persisted
 
@@ -43,7 +44,7 @@ def corrupt_db(path: Path) -> None:
     [
         (corrupt_db, "file is not a database"),
         (foreign_db, "not a soothe database (it has other tables: photos)"),
-        (newer_db, "database schema v99 is newer than this soothe (v1)"),
+        (newer_db, f"database schema v99 is newer than this soothe (v{SCHEMA_VERSION})"),
     ],
     ids=["corrupt", "foreign", "newer"],
 )

@@ -199,14 +199,21 @@ async def follow(
 
 
 def _goal_failure(session: Any, event: FinalAnswer) -> str | None:
-    """A run whose answer is a failed goal's failed: exit 1 with the goal's error, rather
-    than exit 0 with "could not be completed" as if it were the answer."""
+    """Why a final answer does not count as a finished job (exit 1), or None.
+
+    An empty answer, or the answer of a goal that is not ``completed`` (failed, or left
+    pending/blocked/suspended), is reported as a failure with the reason, never exit 0."""
+    if not event.text.strip():
+        return "the run ended with an empty answer"
     if not event.goal_id or not session.context.has_goal(event.goal_id):
         return None
     goal = session.context.get_goal(event.goal_id)
-    if goal.status != "failed":
+    if goal.status == "completed":
         return None
-    return f"the goal could not be completed: {goal.error or 'no reason was given'}"
+    if goal.status == "failed":
+        return f"the goal could not be completed: {goal.error or 'no reason was given'}"
+    # An answer for a goal left pending, blocked or suspended is not a finished job.
+    return f"goal {goal.id} is {goal.status.replace('_', ' ')}, not completed"
 
 
 def _emit(event: EventBase, as_json: bool, show: bool, stdout: IO[str], err: IO[str]) -> None:

@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-real bench lint format clean
+.PHONY: run test test-pg test-real bench lint format clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -16,6 +16,10 @@ run: $(STAMP)
 
 test: $(STAMP)
 	env -u NO_COLOR $(BIN)/pytest -q
+
+# Against a real PostgreSQL server: a throwaway cluster in a temp dir (tests/pg/cluster.py).
+test-pg: $(STAMP)
+	env -u NO_COLOR $(BIN)/pytest -q -m pg tests/pg
 
 # The real-model test builds llama-cpp-python from source (~8 minutes, once).
 REAL_STAMP := $(VENV)/.installed-real

@@ -142,6 +142,10 @@ class ProjectionSettings(_Section):
 
 class StorageSettings(_Section):
     data_dir: Path = Field(default_factory=default_data_dir)
+    backend: Literal["sqlite", "postgresql"] = Field(
+        "sqlite", description="sqlite: one process per data dir; postgresql: many workers"
+    )
+    dsn: str = Field("", description="PostgreSQL DSN for backend = postgresql")
 
     @property
     def db_path(self) -> Path:
@@ -289,6 +293,10 @@ class Settings(BaseSettings):
         data = self.model_dump(mode="json", exclude={"config_file"})
         if self.model.api_key is not None:
             data["model"]["api_key"] = "***"
+        if self.storage.dsn:
+            from soothe.engine.context.store_pg import redact_dsn
+
+            data["storage"]["dsn"] = redact_dsn(self.storage.dsn)
         return data
 
 

@@ -133,3 +133,56 @@ class Memory:
         await self.setup()
         await self.db.execute("DELETE FROM memory_fts WHERE thread_id = ?", (thread_id,))
         await self.db.commit()
+
+
+class PgMemory(Memory):
+    """The same recall on PostgreSQL: full-text search (``to_tsvector('english')``, the
+    ``memory`` table of store_pg.py) ranked by ``ts_rank``; ``db`` is the psycopg pool."""
+
+    async def setup(self) -> None:
+        """The table comes with the store's schema (store_pg.PG_MIGRATIONS)."""
+
+    async def _sql(self, sql: str, params: list[Any] | tuple[Any, ...]) -> list[Any]:
+        from psycopg.rows import tuple_row
+
+        async with self.db.connection() as conn, conn.cursor(row_factory=tuple_row) as cur:
+            await cur.execute(sql, params)
+            return list(await cur.fetchall()) if cur.description else []
+
+    async def store(self, text: str, *, thread_id: str, goal_id: str = "", kind: str) -> None:
+        text = text.strip()
+        if not text:
+            return
+        await self._sql(
+            "INSERT INTO memory (text, thread_id, goal_id, kind, created_at) "
+            "VALUES (%s, %s, %s, %s, %s)",
+            (text[:4000], thread_id, goal_id, kind, time.time()),
+        )
+
+    async def recall(self, query: str, *, thread_id: str, limit: int = 3) -> list[Recalled]:
+        words = fts_query(query).replace('"', "").split(" OR ")
+        words = [w for w in words if w]
+        if not words or limit <= 0:
+            return []
+        sql = (
+            "SELECT text, thread_id, goal_id, kind, -ts_rank(tsv, q) AS score "
+            "FROM memory, to_tsquery('english', %s) q WHERE tsv @@ q"
+        )
+        params: list[Any] = [" | ".join(words)]
+        if not self.cross_thread:
+            sql += " AND thread_id = %s"
+            params.append(thread_id)
+        sql += " ORDER BY score, id LIMIT %s"
+        params.append(limit)
+        rows = await self._sql(sql, params)
+        return [Recalled(r[0], r[1], r[2], r[3], float(r[4])) for r in rows]
+
+    async def delete_thread(self, thread_id: str) -> None:
+        await self._sql("DELETE FROM memory WHERE thread_id = %s", (thread_id,))
+
+
+def memory_for(context: Any, cross_thread: bool = True) -> Memory:
+    """The recall that suits the ContextEngine's store (SQLite FTS5 or PostgreSQL)."""
+    if getattr(context.store, "dialect", "sqlite") == "postgresql":
+        return PgMemory(context.db, cross_thread=cross_thread)
+    return Memory(context.db, cross_thread=cross_thread)

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from soothe.engine.bus import EventBus
 from soothe.engine.config import ProjectionSettings
+from soothe.engine.context.backend import StoreBackend
 from soothe.engine.context.edges import EdgeOps, dependency_cycle
 from soothe.engine.context.errors import StepNotFound
 from soothe.engine.context.goals import RESUMABLE, GoalOps, goal_spec, move
@@ -61,7 +62,7 @@ class ContextEngine:
 
     def __init__(
         self,
-        store: Store,
+        store: StoreBackend,
         bus: EventBus | None = None,
         projection: ProjectionSettings | None = None,
         max_parallel_goals: int = 2,
@@ -84,14 +85,15 @@ class ContextEngine:
     @classmethod
     async def open(
         cls,
-        path: str | Path,
+        path: str | Path | StoreBackend,
         bus: EventBus | None = None,
         projection: ProjectionSettings | None = None,
         max_parallel_goals: int = 2,
         ledger_max_entries: int = 0,
     ) -> ContextEngine:
-        """Open (or create) the database at ``path``; ``":memory:"`` is for tests only."""
-        store = await Store.open(path)
+        """Open (or create) the database at ``path``; ``":memory:"`` is for tests only.
+        An open store (e.g. ``store_pg.PgStore``) is used as it is, and closed with us."""
+        store = path if not isinstance(path, str | Path) else await Store.open(path)
         try:
             engine = cls(store, bus, projection, max_parallel_goals, ledger_max_entries)
             engine._state.restore(await store.load(ledger_max_entries))
@@ -102,6 +104,29 @@ class ContextEngine:
 
     async def close(self) -> None:
         await self._uow.close()
+
+    @property
+    def store(self) -> StoreBackend:
+        return self._store
+
+    @property
+    def shared(self) -> bool:
+        """True on a store other processes write too (PostgreSQL): read it fresh."""
+        return self._store.dialect != "sqlite"
+
+    async def refresh(self) -> None:
+        """Read the whole state again from the store (on a shared store other workers
+        changed it); events are not replayed."""
+        async with self._uow.lock:
+            self._uow.check_open()
+            loaded = await self._store.load(self._state.ledger.max_entries)
+            state = self._state
+            state.graph = GoalGraph()
+            state.dags = {}
+            state.evidence = {}
+            state.threads = {}
+            state.ledger = Ledger(state.ledger.max_entries)
+            state.restore(loaded)
 
     async def __aenter__(self) -> ContextEngine:
         return self

@@ -153,6 +153,10 @@ class GoalOps:
     async def create(self, specs: Sequence[GoalSpec | Mapping[str, Any]]) -> list[GoalNode]:
         parsed = [goal_spec(s) for s in specs]
         async with self._uow.write() as change:
+            # A shared store hands out goal numbers atomically (other processes add goals).
+            state = self._uow.state
+            reserved = await self._uow.store.reserve_goal_ids(len(parsed), state.goal_counter)
+            state.goal_counter = max(state.goal_counter, reserved)
             ids = self._stage_new(change, parsed)
         return [self._uow.state.goal(gid) for gid in ids]
 

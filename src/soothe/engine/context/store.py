@@ -284,6 +284,9 @@ class Loaded:
     threads: list[ThreadRecord] = field(default_factory=list)
     meta: dict[str, str] = field(default_factory=dict)
     last_message_id: int = 0
+    next_ledger_id: int = 0
+    """The next ledger id to hand out; 0: one past the newest loaded (a shared store
+    numbers each process's entries in its own block)."""
 
 
 async def _refuse_foreign(db: aiosqlite.Connection, path: str) -> None:
@@ -306,6 +309,8 @@ async def _refuse_foreign(db: aiosqlite.Connection, path: str) -> None:
 
 
 class Store:
+    dialect = "sqlite"
+
     def __init__(self, db: aiosqlite.Connection, path: str) -> None:
         self.db = db
         self.path = path
@@ -344,6 +349,10 @@ class Store:
     async def write(self, ops: Sequence[Op]) -> None:
         if ops:
             await self.run(lambda conn: _run_ops(conn, ops))
+
+    async def reserve_goal_ids(self, count: int, current: int) -> int:
+        """The goal counter before ``count`` new goals (one process per file: memory's)."""
+        return current
 
     async def messages(self, thread_id: str, limit: int | None = None) -> list[ThreadMessage]:
         """A thread's messages oldest first; with ``limit``, only the newest ``limit``."""

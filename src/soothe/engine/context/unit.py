@@ -20,13 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from soothe.engine.bus import EventBus
+from soothe.engine.context.backend import StoreBackend
 from soothe.engine.context.errors import ContextError, GoalNotFound
 from soothe.engine.context.graph import GoalGraph
 from soothe.engine.context.ledger import Ledger
 from soothe.engine.context.models import EvidenceEntry, GoalNode, StepNode, ThreadRecord
 from soothe.engine.context.observers import Observers
 from soothe.engine.context.steps import StepDAG
-from soothe.engine.context.store import UPSERT_STEP, Loaded, Op, Store, goal_ops, step_row
+from soothe.engine.context.store import UPSERT_STEP, Loaded, Op, goal_ops, step_row
 from soothe.engine.events import EventBase
 from soothe.engine.scope import Scope
 
@@ -61,6 +62,8 @@ class EngineState:
         for thread in loaded.threads:
             self.threads[thread.id] = thread
         self.next_message_id = loaded.last_message_id + 1
+        if loaded.next_ledger_id:
+            self.ledger.next_id = loaded.next_ledger_id
         counter = int(loaded.meta.get("goal_counter", "0"))
         self.goal_counter = max([counter, *(g.seq for g in loaded.goals)])
 
@@ -133,7 +136,7 @@ class Change:
 class UnitOfWork:
     """The write path: one lock, one transaction per change, then memory, then events."""
 
-    def __init__(self, store: Store, bus: EventBus, state: EngineState) -> None:
+    def __init__(self, store: StoreBackend, bus: EventBus, state: EngineState) -> None:
         self.store = store
         self.bus = bus
         self.state = state

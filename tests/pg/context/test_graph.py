@@ -1,0 +1,3 @@
+"""tests/context/test_graph.py on PostgreSQL."""
+
+from tests.context.test_graph import *  # noqa: F403

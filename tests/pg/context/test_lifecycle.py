@@ -1,0 +1,3 @@
+"""tests/context/test_lifecycle.py on PostgreSQL."""
+
+from tests.context.test_lifecycle import *  # noqa: F403

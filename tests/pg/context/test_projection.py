@@ -1,0 +1,3 @@
+"""tests/context/test_projection.py on PostgreSQL."""
+
+from tests.context.test_projection import *  # noqa: F403

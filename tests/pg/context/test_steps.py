@@ -1,0 +1,3 @@
+"""tests/context/test_steps.py on PostgreSQL."""
+
+from tests.context.test_steps import *  # noqa: F403

@@ -1,0 +1,3 @@
+"""tests/context/test_threads_ledger.py on PostgreSQL."""
+
+from tests.context.test_threads_ledger import *  # noqa: F403

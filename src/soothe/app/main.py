@@ -37,6 +37,9 @@ from soothe.engine.config import Settings
 from soothe.themes import BUILTIN_THEMES, STYLESHEET, load_user_themes
 from soothe.widgets.prompt_input import PromptInput
 
+PROMPT_HISTORY = "prompt_history.jsonl"
+"""The prompt's history, under the data dir (the last 500 entries)."""
+
 MAIN_ONLY = {
     "interrupt",
     "focus_goals",
@@ -119,7 +122,11 @@ class SootheApp(
             self.register_theme(theme)
         self.warnings += problems
         self.prompt = PromptInput(
-            commands=commands.words(), choices=self.argument_choices, id="prompt"
+            commands=commands.words(),
+            choices=self.argument_choices,
+            files=self.workspace_files,
+            history_file=settings.storage.data_dir / PROMPT_HISTORY,
+            id="prompt",
         )
         if not animate:
             self.prompt.cursor_blink = False

@@ -11,12 +11,11 @@ import contextlib
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
-from textual.widgets import Input
-
 from soothe.app.commands import BY_NAME, SlashCommand, parse, unescape
 from soothe.app.screens.main import MainScreen
 from soothe.app.session_api import SessionAPI
 from soothe.engine.outcome import RunOutcome
+from soothe.widgets.prompt_input import PromptInput, workspace_paths
 
 if TYPE_CHECKING:
     from soothe.app.base import SootheBase
@@ -36,8 +35,22 @@ class RunControl(_Base):
             return ()
         return self.theme_names() if command.completes == "themes" else self.models
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input is not self.prompt:
+    def workspace_files(self, prefix: str) -> list[str]:
+        """``@path`` completions: the workspace entries that continue ``prefix``."""
+        return workspace_paths(self.settings.tools.resolved_workspace(), prefix)
+
+    def on_prompt_input_page(self, event: PromptInput.Page) -> None:
+        """Page up / page down in the prompt scroll the conversation."""
+        event.stop()
+        if isinstance(self.screen, MainScreen):
+            stream = self.main.stream
+            if event.direction < 0:
+                stream.scroll_page_up(animate=False)
+            else:
+                stream.scroll_page_down(animate=False)
+
+    def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
+        if event.prompt is not self.prompt:
             return
         event.stop()
         text = event.value.strip()

@@ -52,6 +52,8 @@ class SootheBase(App[None]):
     _run_worker: Worker[None] | None
     _engine_ready: asyncio.Event
     _requests: dict[str, Screen[Any]]
+    alerts: list[str]
+    """The last bells / notifications sent to the terminal (``ui.notify``)."""
 
     def require_session(self) -> SessionAPI:
         if self.session is None:
@@ -103,6 +105,9 @@ class SootheBase(App[None]):
             provider=session.provider_status,
             thread=session.thread_id,
         )
+
+    def alert(self, title: str, body: str) -> None:
+        """A bell or desktop notification (``app/runs.py``)."""
 
     def sync_server_state(self) -> None:
         """The status line (and, in ``app/boot.py``, the no-server notice) follow the

@@ -113,6 +113,7 @@ class SootheApp(
         self._run_worker = None
         self._engine_ready = asyncio.Event()
         self._requests = {}
+        self.alerts = []
         self.keymap_overrides = usable_keymap(settings.ui.keymap)
         self.warnings += validate_keymap(settings.ui.keymap)
         for theme in BUILTIN_THEMES.values():

@@ -28,6 +28,7 @@ class ModalRequests(_Base):
     def open_clarification(self, event: ClarificationRequested, asker: str) -> None:
         modal = ClarificationModal(event.request_id, event.questions, asker)
         self._open_request(event.request_id, modal, self._answer_clarification)
+        self.alert("Soothe: a question", "; ".join(event.questions) or "clarification needed")
 
     def open_approval(self, event: ApprovalRequested, asker: str) -> None:
         args = self._whole_args(event)
@@ -42,6 +43,7 @@ class ModalRequests(_Base):
             change=self._change(event.tool, args),
         )
         self._open_request(event.request_id, modal, self._answer_approval)
+        self.alert("Soothe: approval needed", modal.title_text)
 
     def _whole_args(self, event: ApprovalRequested) -> dict[str, Any]:
         """The request's own arguments (the event's are shortened for display)."""

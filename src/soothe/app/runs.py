@@ -11,9 +11,10 @@ import contextlib
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
+from soothe.app.attention import RUN_WORTH_TELLING_S, sequence
 from soothe.app.commands import BY_NAME, SlashCommand, parse, unescape
 from soothe.app.screens.main import MainScreen
-from soothe.app.session_api import SessionAPI
+from soothe.app.session_api import GoalView, SessionAPI
 from soothe.engine.outcome import RunOutcome
 from soothe.widgets.prompt_input import PromptInput, workspace_paths
 
@@ -23,6 +24,30 @@ if TYPE_CHECKING:
     _Base = SootheBase
 else:
     _Base = object
+
+
+def nothing_ready(goals: list[GoalView]) -> str:
+    """Why ctrl+r ran nothing, in one line, from the goals as the screen shows them."""
+    if not goals:
+        return "There are no goals yet: press n (in the goal tree) or type /goal TEXT."
+    by_id = {g.id: g for g in goals}
+    pending = [g for g in goals if g.status == "pending"]
+    for goal in pending:
+        waiting = [d for d in goal.depends_on if by_id.get(d) and by_id[d].status != "completed"]
+        if waiting:
+            on = ", ".join(f"{d} ({by_id[d].status})" for d in waiting)
+            more = f" (and {len(pending) - 1} more pending)" if len(pending) > 1 else ""
+            return f"No goal is ready: {goal.id} waits for {on}{more}."
+    if pending:
+        return f"No goal is ready: {', '.join(g.id for g in pending)} cannot start yet."
+    paused = [g for g in goals if g.status in ("suspended", "blocked", "awaiting_clarification")]
+    if paused:
+        names = ", ".join(f"{g.id} ({g.status})" for g in paused)
+        return f"No goal is pending; paused: {names} - s resumes a suspended goal."
+    failed = [g.id for g in goals if g.status == "failed"]
+    if failed:
+        return f"No goal is pending; failed: {', '.join(failed)} - r retries one."
+    return "Every goal is finished (completed or cancelled); add one with /goal TEXT."
 
 
 class RunControl(_Base):
@@ -94,12 +119,36 @@ class RunControl(_Base):
     def action_run_goals(self) -> None:
         if self._busy():
             return
+
+        async def run_ready(session: SessionAPI) -> RunOutcome:
+            outcome = await session.run_goals()
+            if outcome.ok and not outcome.goal_ids:  # the scheduler found nothing to run
+                self.notify(nothing_ready(session.goals()), title="Nothing to run")
+            return outcome
+
         self._run_worker = self.run_worker(
-            self._drive(lambda s: s.run_goals(), "goals"),
+            self._drive(run_ready, "goals"),
             name="run-goals",
             group="run",
             exit_on_error=False,
         )
+
+    async def action_quit(self) -> None:
+        """ctrl+q: during a run, ask first (the run is interrupted if the answer is yes)."""
+        if self._run_worker is None or self._run_worker.is_finished:
+            self.exit()
+            return
+        from soothe.app.screens.dialogs import ConfirmDialog
+
+        if isinstance(self.screen, ConfirmDialog):
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.action_interrupt()
+                self.exit()
+
+        self.push_screen(ConfirmDialog("A run is in progress. Interrupt it and quit?"), confirmed)
 
     def _busy(self) -> bool:
         if self.engine_failed:
@@ -154,8 +203,22 @@ class RunControl(_Base):
 
     def run_ended(self, duration: float | None) -> None:
         elapsed = duration
-        if elapsed is None and self.run_started_at is not None:
-            elapsed = self.clock() - self.run_started_at
+        waited = None if self.run_started_at is None else self.clock() - self.run_started_at
+        if elapsed is None:
+            elapsed = waited
         self.main.status.set(running=False, elapsed=elapsed)
-        self.running = False
+        was_running, self.running = self.running, False
         self.refresh_bindings()
+        if was_running and waited is not None and waited >= RUN_WORTH_TELLING_S:
+            self.alert("Soothe", "the run has ended")
+
+    def alert(self, title: str, body: str) -> None:
+        """Ring or notify as ``ui.notify`` says (a run ended, a question waits)."""
+        text = sequence(self.settings.ui.notify, title, body)
+        if not text:
+            return
+        self.alerts.append(text)
+        del self.alerts[:-20]
+        driver = self._driver
+        if driver is not None and not self.is_headless:
+            driver.write(text)

@@ -204,6 +204,11 @@ class MemorySettings(_Section):
 class UISettings(_Section):
     theme: str = "soothe-dark"
     keymap: dict[str, str] = Field(default_factory=dict, description="binding id -> keys")
+    notify: Literal["bell", "osc9", "osc777", "off"] = Field(
+        "bell",
+        description="when a run ends or a question waits: terminal bell, desktop "
+        "notification (OSC 9 / OSC 777), or nothing",
+    )
 
 
 _FILE_DATA: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(

@@ -9,7 +9,7 @@ from typing import Any
 
 from soothe import __version__
 
-SUBCOMMANDS = ("threads", "doctor", "skills", "config", "mcp")
+SUBCOMMANDS = ("threads", "doctor", "skills", "config", "undo", "mcp")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -25,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="soothe",
         description="A terminal workbench for goal-driven LLM agents on local models.",
-        epilog="Commands: soothe threads | doctor | skills | config show  (each has --help)",
+        epilog="Commands: soothe threads | doctor | skills | config show | undo  (each has --help)",
     )
     parser.add_argument("--version", action="version", version=f"soothe {__version__}")
     parser.add_argument("-p", "--prompt", metavar="TEXT", help="run one request headless")
@@ -56,6 +56,15 @@ def build_sub_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("action", nargs="?", default="show", choices=["show"])
     elif command == "skills":
         parser.add_argument("--workspace", metavar="DIR")
+    elif command == "undo":
+        parser.add_argument(
+            "--thread", metavar="ID", help="default: the last thread that changed files"
+        )
+        which = parser.add_mutually_exclusive_group()
+        which.add_argument("--all", action="store_true", help="every change of the thread")
+        which.add_argument("--step", metavar="G1/S2", help="the changes of one step")
+        which.add_argument("--list", action="store_true", help="show what can be undone")
+        parser.add_argument("--force", action="store_true", help="restore files changed since")
     return parser
 
 
@@ -219,6 +228,17 @@ def _dispatch(command: str | None, args: argparse.Namespace, settings: Any) -> i
         from soothe.frontends.threads_cli import run_threads
 
         return run_threads(settings, args.action, args.thread_id, args.output)
+    if command == "undo":
+        from soothe.frontends.undo_cli import run_undo
+
+        return run_undo(
+            settings,
+            thread=args.thread,
+            all_runs=args.all,
+            step=args.step,
+            list_only=args.list,
+            force=args.force,
+        )
     if command == "skills":
         from soothe.engine.skills import list_skills
 

@@ -69,6 +69,7 @@ class Session:
         self.recorder: TranscriptRecorder | None = None
         self._unlisten_recorder: Callable[[], None] = lambda: None
         self._checkpoint_conn: Any = None
+        self._journal: Any = None
         self._lock: Any = None
         self._started = False
         self._storage_only = False
@@ -127,6 +128,7 @@ class Session:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
         from soothe.engine.agent.core import CoreAgent
+        from soothe.engine.agent.journal import Journal
         from soothe.engine.agent.tools import ToolContextFactory
         from soothe.engine.classify import UnifiedClassifier
         from soothe.engine.context import ContextEngine
@@ -187,7 +189,12 @@ class Session:
 
         self.mcp = McpManager(settings.mcp, bus=self.bus, reserved=set(TOOLS))
         tools = ToolContextFactory(settings, broker=self.broker, bus=self.bus, mcp=self.mcp)
-        agent = CoreAgent(self.hub, tools, settings, self.bus)
+        journal = Journal(":memory:" if str(db_path) == ":memory:" else data_dir / "journal.db")
+        # Each step's graph checkpoints in the loop's database, under its own thread.
+        self._journal = journal
+        agent = CoreAgent(
+            self.hub, tools, settings, self.bus, checkpointer=checkpointer, journal=journal
+        )
         executor = Executor(
             self.context,
             agent,
@@ -276,6 +283,9 @@ class Session:
         await self.context.close()
         if self._checkpoint_conn is not None:
             await self._checkpoint_conn.close()
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
         self._release_lock()
 
     @contextlib.contextmanager
@@ -471,8 +481,13 @@ class Session:
         return self.thread_id
 
     async def delete_thread(self, thread_id: str) -> None:
+        from soothe.engine.agent.journal import prune_thread
+
         with self._exclusive():
             await self.context.delete_thread(thread_id)
+            # The thread's step checkpoints and its journal of file changes go with it.
+            data_dir = Path(self.settings.storage.data_dir)
+            prune_thread(self._checkpoint_path or data_dir / "checkpoints.db", data_dir, thread_id)
         await self.memory.delete_thread(thread_id)
         if self.thread_id == thread_id:
             self.thread_id = ""

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from soothe.engine.agent import fs_tools
+from soothe.engine.agent import fs_tools, journal
 from soothe.engine.agent.approval import require_approval
 from soothe.engine.agent.capping import cap_text, preview
 from soothe.engine.agent.shell import run_command
@@ -237,7 +237,8 @@ async def _write_file(ctx: ToolContext, a: WriteFileArgs) -> str:
     rel = ctx.ws.rel(target)
     await require_approval(ctx, "write_file", {"path": rel, "content": a.content}, rel)
     target, existed = fs_tools.check_write(ctx.ws, a.path)
-    written = fs_tools.write_text(ctx.ws, target, a.content)
+    with journal.recording("write_file", path=target):
+        written = fs_tools.write_text(ctx.ws, target, a.content)
     what = "replaced the existing file" if existed else "new file"
     return f"wrote {written} bytes to {rel} ({what})"
 
@@ -248,7 +249,8 @@ async def _edit_file(ctx: ToolContext, a: EditFileArgs) -> str:
     await require_approval(ctx, "edit_file", {"path": rel, "old": a.old, "new": a.new}, rel)
     # Checked again: the file may have changed while the user was deciding.
     target, text, summary = fs_tools.plan_edit(ctx.ws, a.path, a.old, a.new)
-    fs_tools.write_text(ctx.ws, target, text)
+    with journal.recording("edit_file", path=target):
+        fs_tools.write_text(ctx.ws, target, text)
     return summary
 
 
@@ -256,14 +258,15 @@ async def _run_shell(ctx: ToolContext, a: RunShellArgs) -> str:
     await require_approval(
         ctx, "run_shell", {"command": a.command, "timeout": a.timeout}, str(ctx.workspace)
     )
-    result = await run_command(
-        a.command,
-        ctx.workspace,
-        a.timeout,
-        keep_chars=max(200, ctx.max_output_chars - 200),
-        network=ctx.shell_network,
-        confinement=ctx.confinement,
-    )
+    with journal.recording("run_shell", command=a.command):  # journaled, cannot be undone
+        result = await run_command(
+            a.command,
+            ctx.workspace,
+            a.timeout,
+            keep_chars=max(200, ctx.max_output_chars - 200),
+            network=ctx.shell_network,
+            confinement=ctx.confinement,
+        )
     if result.timed_out:
         raise ToolError(
             f"command timed out after {a.timeout:g}s and was killed; output so far:\n"
@@ -440,6 +443,13 @@ def _signature(tool: ToolDef) -> str:
     return f"{tool.name}({params})"
 
 
+def _graph_signal(exc: BaseException) -> bool:
+    """A LangGraph control-flow exception (``interrupt()``), which must propagate."""
+    from langgraph.errors import GraphBubbleUp
+
+    return isinstance(exc, GraphBubbleUp)
+
+
 async def run_tool_call(ctx: ToolContext, call: dict[str, Any]) -> ToolOutcome:
     """Validate and run one tool call; publishes ToolCalled and ToolResult on ctx.bus.
 
@@ -493,6 +503,8 @@ async def run_tool_call(ctx: ToolContext, call: dict[str, Any]) -> ToolOutcome:
             )
         raise
     except Exception as exc:  # a tool bug or an OS failure must not end the step
+        if _graph_signal(exc):  # the step graph's approval interrupt: not a failure
+            raise
         log.exception("tool %s failed", name)
         output = f"{name} failed: {type(exc).__name__}: {exc}"
     text, truncated = cap_text(output, ctx.max_output_chars)

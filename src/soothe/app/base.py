@@ -102,6 +102,7 @@ class SootheBase(App[None]):
             return
         self.main.status.set(
             model=session.model_label,
+            profile="small" if getattr(session.profile, "small", False) else "",
             provider=session.provider_status,
             thread=session.thread_id,
         )

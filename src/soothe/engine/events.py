@@ -76,6 +76,18 @@ class RunFailed(EventBase):
     kind: str = "error"
 
 
+class ModelProfileResolved(EventBase):
+    """The model profile the session runs under, published once when it starts."""
+
+    type: Literal["model.profile"] = "model.profile"
+    model: str
+    profile: Literal["small", "default"]
+    requested: Literal["auto", "small", "default"] = "auto"
+    reason: str = ""
+    parameter_size: str | None = None
+    context_length: int | None = None
+
+
 class Classified(EventBase):
     type: Literal["classification"] = "classification"
     label: RequestKind
@@ -296,6 +308,7 @@ Event = Annotated[
     RunStarted
     | RunFinished
     | RunFailed
+    | ModelProfileResolved
     | Classified
     | GoalCreated
     | GoalStatusChanged

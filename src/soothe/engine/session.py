@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from soothe.engine.bus import EventBus
 from soothe.engine.config import Settings
-from soothe.engine.events import EventBase, RunFailed, RunFinished
+from soothe.engine.events import EventBase, ModelProfileResolved, RunFailed, RunFinished
 from soothe.engine.interact import InteractBroker
 from soothe.engine.llm.profile import DEFAULT_PROFILE, ModelProfile
 from soothe.engine.outcome import RunOutcome
@@ -210,6 +210,7 @@ class Session:
             checkpointer=checkpointer,
             max_iterations=settings.loop.max_iterations,
             execution_mode=settings.loop.parallelism,
+            small_model=settings.small_model,
         )
         self.runner = SootheRunner(
             settings=settings,
@@ -239,6 +240,18 @@ class Session:
         self.effective_settings = self.settings.effective(self.profile)
         logging.getLogger(__name__).info(
             "model %s: %s", self.settings.model.display_name, self.profile.describe()
+        )
+        profile = self.profile
+        self.bus.publish(
+            ModelProfileResolved(
+                model=self.settings.model.display_name,
+                profile=profile.name,
+                requested=profile.requested,
+                reason=profile.reason,
+                parameter_size=profile.info.parameter_size,
+                context_length=profile.info.context_length,
+                thread_id=self.thread_id or "",
+            )
         )
         return self.effective_settings
 

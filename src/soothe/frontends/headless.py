@@ -21,6 +21,7 @@ from soothe.engine.events import (
     EventBase,
     FinalAnswer,
     GoalCreated,
+    ModelProfileResolved,
     PlanCreated,
     RunFailed,
     StepCompleted,
@@ -31,6 +32,7 @@ from soothe.engine.events import (
 )
 from soothe.engine.interact import ApprovalResponse, ClarificationResponse
 from soothe.engine.outcome import RunOutcome
+from soothe.engine.text import clip
 
 
 def _flat(value: object, limit: int) -> str:
@@ -61,6 +63,9 @@ def progress_line(event: EventBase) -> str | None:
             return f"- {step} skipped: {event.reason[:80]}"
         case ErrorEvent():
             return f"! {event.message[:120]}"
+        case ModelProfileResolved():
+            why = f" ({event.reason})" if event.reason else ""
+            return f"model {event.model}: profile {event.profile}{why}"
     return None
 
 
@@ -117,10 +122,18 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
     failure: str | None = None
     last: EventBase | None = None
     resumed = False
+    # The profile event is published inside start(), before any thread is followed.
+    started = session.bus.subscribe("*", maxsize=50)
     try:
         # Inside the try: a start that fails after opening the database (an unknown
         # --thread) must still close it, or aiosqlite's thread keeps the process alive.
-        await session.start()
+        try:
+            await session.start()
+        finally:
+            started.close()
+        for event in started.drain():
+            if isinstance(event, ModelProfileResolved):
+                _emit(event, args.json, show_progress, stdout, stderr)
         answerer = Answerer(session, settings, sys.stdin, stderr)
 
         async def consume(work: Callable[[], Awaitable[RunOutcome]]) -> None:
@@ -217,6 +230,11 @@ def _goal_failure(session: Any, event: FinalAnswer) -> str | None:
 
 
 def _emit(event: EventBase, as_json: bool, show: bool, stdout: IO[str], err: IO[str]) -> None:
+    if isinstance(event, ErrorEvent) and event.kind == "mcp" and not (show and not as_json):
+        # An MCP server that failed is one line on stderr whatever stderr is: a script
+        # must learn that a tool it configured was not there.
+        err.write(f"! {clip(event.message, 300)}\n")
+        err.flush()
     if as_json:
         if isinstance(event, FinalAnswer | RunFailed):
             return  # written last, after the stream, so scripts can read the final line

@@ -19,6 +19,8 @@ PROVIDER_STYLES = {
 @dataclass(frozen=True)
 class StatusInfo:
     model: str = "…"
+    profile: str = ""
+    """The model profile when it is not the default one ("small"), shown by the model."""
     provider: str = "unknown"
     thread: str = ""
     iteration: int = 0
@@ -54,7 +56,10 @@ def render_status(info: StatusInfo, width: int = 200) -> Content:
         parts += [("◐" if compact else "◐ running", "$warning"), sep]
     elif not compact:
         parts += [("idle", "$text-muted"), sep]
-    parts += [(info.model, "bold"), " ", (dot, style), " ", (word, style)]
+    parts += [(info.model, "bold")]
+    if info.profile:
+        parts += [" ", (info.profile if compact else f"{info.profile} profile", "$warning")]
+    parts += [" ", (dot, style), " ", (word, style)]
     if info.thread:
         label = () if compact else (("thread ", "$text-muted"),)
         parts += [sep, *label, _short(info.thread, 10 if compact else 14)]

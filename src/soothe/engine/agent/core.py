@@ -27,9 +27,11 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from soothe.engine.agent.prompts import step_prompt, system_prompt
+from soothe.engine.agent.read_only import offered_tools
 from soothe.engine.agent.tools import (
     ToolContext,
     ToolOutcome,
+    tool_specs,
 )
 from soothe.engine.interact import ApprovalRequest, ApprovalResponse
 
@@ -173,7 +175,12 @@ class CoreAgent:
         broker = ctx.broker
         if broker is not None:
             ctx.broker = InterruptBroker()  # type: ignore[assignment]
-        specs = await ctx.specs()  # ours + MCP servers' (started on first need)
+        small = self.settings.small_model
+        ctx.offered = offered_tools(goal, small=small)
+        if ctx.offered is None:
+            specs = await ctx.specs()  # ours + MCP servers' (started on first need)
+        else:  # small profile, read-only request: no writes, no shell, no MCP server
+            specs = [s for s in tool_specs() if s["function"]["name"] in ctx.offered]
         budget = self.settings.loop.step_tool_budget
         thread, snapshot = await self._attempt(ids, step_id)
         key = CallKey(
@@ -198,7 +205,9 @@ class CoreAgent:
         if snapshot is None:
             payload = {
                 "messages": [
-                    SystemMessage(content=system_prompt(ctx.workspace, budget)),
+                    SystemMessage(
+                        content=system_prompt(ctx.workspace, budget, small=small, tools=ctx.offered)
+                    ),
                     HumanMessage(
                         content=step_prompt(
                             goal=goal,

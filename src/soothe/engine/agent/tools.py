@@ -62,6 +62,8 @@ class ToolContext:
     shell_network: bool = False
     confinement: Confinement | None = None
     """run_shell's sandbox; None: ``sandbox.detect()``."""
+    offered: frozenset[str] | None = None
+    """The only tools this step may call (read_only.offered_tools); None: all."""
     ws: Workspace = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -461,7 +463,8 @@ async def run_tool_call(ctx: ToolContext, call: dict[str, Any]) -> ToolOutcome:
     raw_args = call.get("args")
     shown_args = raw_args if isinstance(raw_args, dict) else {"_raw": raw_args}
     tool = TOOLS.get(name)
-    if tool is None and ctx.mcp is not None and ctx.mcp.get(name) is not None:
+    refused = ctx.offered is not None and name not in ctx.offered
+    if tool is None and not refused and ctx.mcp is not None and ctx.mcp.get(name) is not None:
         return await _run_mcp_call(ctx, call_id, name, raw_args, call.get("error"))
     normalized: dict[str, Any] | ToolError | None = None
     if tool is not None and not call.get("error"):
@@ -477,6 +480,9 @@ async def run_tool_call(ctx: ToolContext, call: dict[str, Any]) -> ToolOutcome:
     ok = False
     args: dict[str, Any] = dict(shown_args)
     try:
+        if refused:
+            offered = ", ".join(t for t in TOOLS if t in (ctx.offered or ()))
+            raise ToolError(f"{name!r} is not offered for this read-only request; use {offered}")
         if tool is None:
             raise ToolError(f"unknown tool {name!r}; available: {', '.join(TOOLS)}")
         if call.get("error"):  # the model layer already found the arguments unusable

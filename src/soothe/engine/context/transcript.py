@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from soothe.engine.events import EventBase, StepToken, Usage
+from soothe.engine.events import EventBase, ModelProfileResolved, StepToken, Usage
 
 if TYPE_CHECKING:
     from soothe.engine.context.engine import ContextEngine
@@ -58,7 +58,7 @@ class TranscriptRecorder:
         self.written = 0
 
     def observe(self, event: EventBase) -> None:
-        if isinstance(event, Usage):
+        if isinstance(event, Usage | ModelProfileResolved):  # not a thread's history
             return
         thread = event.thread_id or self.current_thread()
         if not thread:

@@ -84,7 +84,13 @@ def _specs(plan: PlanGeneration) -> list[StepSpec]:
 
 def _rule_lines() -> set[str]:
     lines = set()
-    for text in (prompts.PLANNER_SYSTEM, prompts.GENERATE_RULES, prompts.ASSESS_RULES, TIGHTER):
+    for text in (
+        prompts.PLANNER_SYSTEM,
+        prompts.GENERATE_RULES,
+        prompts.GENERATE_RULES_SMALL,
+        prompts.ASSESS_RULES,
+        TIGHTER,
+    ):
         for line in text.splitlines():
             norm = _norm(line)
             if len(norm) >= 20:
@@ -179,8 +185,10 @@ def repair_plan(
 
 
 class LLMPlanner:
-    def __init__(self, hub: ModelHub) -> None:
+    def __init__(self, hub: ModelHub, *, small: bool = False) -> None:
         self.hub = hub
+        self.small = small
+        """The small profile: plan and decompose rules without examples (prompts.py)."""
         self.fallback_notes: list[str] = []
         """What the last ``generate`` changed in the model's plan (empty: nothing)."""
 
@@ -240,7 +248,7 @@ class LLMPlanner:
             return [*problems, TIGHTER] if problems else []
 
         self.fallback_notes = []
-        user = f"{ctx.render()}\n{prompts.GENERATE_RULES}"
+        user = f"{ctx.render()}\n{prompts.generate_rules(self.small)}"
         result = await self._call(
             PlanGeneration, prompts.PLANNER_SYSTEM, user, "default", ids, validate
         )
@@ -263,5 +271,5 @@ class LLMPlanner:
         return await self._ask(Classification, prompts.CLASSIFY_SYSTEM, user, "fast", ids)
 
     async def decompose(self, ctx: PlanningContext, ids: IdsLike = None) -> GoalDecomposition:
-        user = f"{ctx.render()}\n{prompts.DECOMPOSE_RULES}"
+        user = f"{ctx.render()}\n{prompts.decompose_rules(self.small)}"
         return await self._ask(GoalDecomposition, prompts.PLANNER_SYSTEM, user, "default", ids)

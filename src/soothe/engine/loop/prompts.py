@@ -40,6 +40,26 @@ Give each a short key (A, B, C...). "depends_on" lists keys that must finish fir
 "informs" lists keys whose findings help this one. Reply with JSON only."""
 
 
+GENERATE_RULES_SMALL = """Make a short plan (1-3 steps) for the goal.
+- Give each step a short id; "dependencies" lists the ids a step needs.
+- One step is enough when one tool call or one answer reaches the goal.
+- Use kind "ask_user" with "questions" only when the user must answer; else "action"."""
+"""The small profile's plan rules: no sample ids a small model copies into every field."""
+
+DECOMPOSE_RULES_SMALL = """Split the goal into 1-3 sub-goals that can each be pursued alone.
+Give each a short key. "depends_on" lists keys that must finish first; "informs" lists
+keys whose findings help. Reply with JSON only."""
+
+
+def generate_rules(small: bool = False) -> str:
+    """The plan rules; ``small``: the small profile's short form without examples."""
+    return GENERATE_RULES_SMALL if small else GENERATE_RULES
+
+
+def decompose_rules(small: bool = False) -> str:
+    return DECOMPOSE_RULES_SMALL if small else DECOMPOSE_RULES
+
+
 def section(title: str, body: str) -> str:
     body = body.strip()
     return f"## {title}\n{body}\n" if body else ""

@@ -93,10 +93,11 @@ class StrangeLoop:
         checkpointer: Any,
         max_iterations: int = 8,
         execution_mode: Literal["parallel", "dependency"] = "parallel",
+        small_model: bool = False,
     ) -> None:
         self.context = context
         self.hub = hub
-        self.planner = LLMPlanner(hub)
+        self.planner = LLMPlanner(hub, small=small_model)
         self.executor = executor
         self.bus = bus
         self.checkpointer = checkpointer

@@ -9,7 +9,7 @@ from typing import Any
 
 from soothe import __version__
 
-SUBCOMMANDS = ("threads", "doctor", "skills", "config", "undo", "mcp")
+SUBCOMMANDS = ("threads", "doctor", "skills", "config", "undo", "mcp", "goals", "worker")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -52,6 +52,21 @@ def build_sub_parser(command: str) -> argparse.ArgumentParser:
         )
         parser.add_argument("thread_id", nargs="?")
         parser.add_argument("--output", "-o", metavar="FILE", help="export to this file")
+    elif command == "goals":
+        parser.add_argument("action", nargs="?", default="list", choices=["add", "list"])
+        parser.add_argument("text", nargs="?", help="the goal (add)")
+        parser.add_argument("--after", metavar="ID[,ID]", help="goals this one waits for")
+        parser.add_argument("--priority", type=int, default=50, metavar="N", help="0-100")
+        parser.add_argument("--thread", metavar="ID", help="default: the 'goal queue' thread")
+        parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    elif command == "worker":
+        parser.description = (
+            "Claim ready goals and run each through the loop. On SQLite the data-dir lock "
+            "allows one worker per data dir; on PostgreSQL (storage.backend) any number."
+        )
+        parser.add_argument("--idle-exit", type=float, default=5.0, metavar="SECONDS")
+        parser.add_argument("--max-goals", type=int, metavar="N")
+        parser.add_argument("--lease", type=float, default=30.0, metavar="SECONDS")
     elif command == "config":
         parser.add_argument("action", nargs="?", default="show", choices=["show"])
     elif command == "skills":
@@ -224,6 +239,14 @@ def _dispatch(command: str | None, args: argparse.Namespace, settings: Any) -> i
         from soothe.engine.llm.doctor import run_doctor
 
         return run_doctor(settings)
+    if command == "goals":
+        from soothe.frontends.goals_cli import run_goals
+
+        return run_goals(settings, args)
+    if command == "worker":
+        from soothe.frontends.worker import run_worker
+
+        return run_worker(settings, args.idle_exit, args.max_goals, args.lease)
     if command == "threads":
         from soothe.frontends.threads_cli import run_threads
 

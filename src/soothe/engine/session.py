@@ -70,6 +70,7 @@ class Session:
         self._unlisten_recorder: Callable[[], None] = lambda: None
         self._checkpoint_conn: Any = None
         self._journal: Any = None
+        self._pool: Any = None
         self._lock: Any = None
         self._started = False
         self._storage_only = False
@@ -115,10 +116,10 @@ class Session:
         if self._started or self._storage_only:
             return
         from soothe.engine.context import ContextEngine
-        from soothe.engine.memory import Memory
+        from soothe.engine.memory import memory_for
 
-        self.context = await ContextEngine.open(self._db_path or self.settings.storage.db_path)
-        self.memory = Memory(self.context.db, cross_thread=self.settings.memory.cross_thread)
+        self.context = await ContextEngine.open(await self._store_location())
+        self.memory = memory_for(self.context, cross_thread=self.settings.memory.cross_thread)
         self._storage_only = True
 
     async def start(self) -> None:
@@ -135,14 +136,17 @@ class Session:
         from soothe.engine.llm.hub import ModelHub
         from soothe.engine.loop.executor import ClarificationPolicy, Executor
         from soothe.engine.loop.strange_loop import StrangeLoop
-        from soothe.engine.memory import Memory
+        from soothe.engine.memory import memory_for
         from soothe.engine.runner import SootheRunner
 
         settings = self.settings
         data_dir = Path(settings.storage.data_dir)
         db_path = self._db_path or settings.storage.db_path
         checkpoint_path = self._checkpoint_path or data_dir / "checkpoints.db"
-        if str(db_path) != ":memory:":
+        postgres = self._postgres
+        if postgres:  # many workers share the store: no data-dir lock, leases instead
+            db_path = settings.storage.dsn
+        elif str(db_path) != ":memory:":
             from soothe.engine.datalock import DataDirLock
 
             data_dir.mkdir(parents=True, exist_ok=True)
@@ -150,7 +154,7 @@ class Session:
             self._lock.acquire()
         try:
             self.context = await ContextEngine.open(
-                db_path,
+                await self._store_location(),
                 bus=self.bus,
                 projection=settings.projection,
                 max_parallel_goals=settings.loop.max_parallel_goals,
@@ -159,11 +163,27 @@ class Session:
             self._release_lock()
             raise StorageError(_storage_message(db_path, exc)) from exc
         try:  # before recover(): a start refused here changes nothing
-            self._checkpoint_conn = await aiosqlite.connect(str(checkpoint_path))
-            if str(checkpoint_path) != ":memory:":
-                await self._checkpoint_conn.execute("PRAGMA journal_mode=WAL")
-            checkpointer = AsyncSqliteSaver(self._checkpoint_conn)
-            await checkpointer.setup()
+            checkpointer: Any
+            if postgres:
+                from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+                checkpointer = AsyncPostgresSaver(self._pool)  # the store's pool
+                for attempt in range(3):  # workers starting together race on its DDL
+                    try:
+                        await checkpointer.setup()
+                        break
+                    except Exception:
+                        if attempt == 2:
+                            raise
+                        import asyncio
+
+                        await asyncio.sleep(0.5 + attempt)
+            else:
+                self._checkpoint_conn = await aiosqlite.connect(str(checkpoint_path))
+                if str(checkpoint_path) != ":memory:":
+                    await self._checkpoint_conn.execute("PRAGMA journal_mode=WAL")
+                checkpointer = AsyncSqliteSaver(self._checkpoint_conn)
+                await checkpointer.setup()
         except Exception as exc:
             if self._checkpoint_conn is not None:
                 await self._checkpoint_conn.close()
@@ -171,13 +191,14 @@ class Session:
             await self.context.close()
             self._release_lock()
             raise StorageError(_storage_message(checkpoint_path, exc)) from exc
-        await self.context.recover()
+        if not postgres:  # on PostgreSQL an expired lease hands a goal on (queue.py)
+            await self.context.recover()
         from soothe.engine.context.transcript import TranscriptRecorder
 
         self.recorder = TranscriptRecorder(self.context, lambda: self.thread_id)
         self._unlisten_recorder = self.bus.add_listener(self.recorder.observe)
         settings = await self._resolve_profile()
-        self.memory = memory = Memory(self.context.db, cross_thread=settings.memory.cross_thread)
+        self.memory = memory = memory_for(self.context, cross_thread=settings.memory.cross_thread)
         await memory.setup()
         if settings.model.provider == "demo":
             from soothe.engine.loop import demo_brain
@@ -278,20 +299,41 @@ class Session:
             self.provider_status = "reachable"
             self.server_error = ""
 
+    @property
+    def _postgres(self) -> bool:
+        return self.settings.storage.backend == "postgresql" and self._db_path is None
+
+    async def _store_location(self) -> Any:
+        """The SQLite path, or a PgStore on one pool the checkpointer shares."""
+        if not self._postgres:
+            return self._db_path or self.settings.storage.db_path
+        from soothe.engine.context.store_pg import PgStore, open_pool
+
+        if not self.settings.storage.dsn:
+            raise StorageError("storage.backend = postgresql needs storage.dsn")
+        self._pool = await open_pool(self.settings.storage.dsn)
+        return await PgStore.open(self.settings.storage.dsn, pool=self._pool)
+
+    async def _close_pool(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+
     async def close(self) -> None:
         if self._storage_only:
             self._storage_only = False
             await self.context.close()
+            await self._close_pool()
             return
         if not self._started:
             return
         self._started = False
         self.broker.cancel_all()
-        if self.mcp is not None:
-            await self.mcp.aclose()
         if self.recorder is not None:
             self._unlisten_recorder()
             await self.recorder.close()
+        if self.mcp is not None:
+            await self.mcp.aclose()
         await self.hub.aclose()
         await self.context.close()
         if self._checkpoint_conn is not None:
@@ -299,6 +341,7 @@ class Session:
         if self._journal is not None:
             self._journal.close()
             self._journal = None
+        await self._close_pool()
         self._release_lock()
 
     @contextlib.contextmanager
@@ -480,6 +523,7 @@ class Session:
             answers=answers,
             transcript=await self.transcript(thread_id),
         )
+
     async def transcript(self, thread_id: str) -> list[dict[str, Any]]:
         """What the thread showed, as stored events in order (see ThreadSnapshot)."""
         from soothe.engine.context.transcript import decode
@@ -487,7 +531,6 @@ class Session:
         if self.recorder is not None:
             await self.recorder.flush()
         return [decode(data) for _, data in await self.context.transcript(thread_id)]
-
 
     async def new_thread(self) -> str:
         self.thread_id = ""
@@ -500,7 +543,10 @@ class Session:
             await self.context.delete_thread(thread_id)
             # The thread's step checkpoints and its journal of file changes go with it.
             data_dir = Path(self.settings.storage.data_dir)
-            prune_thread(self._checkpoint_path or data_dir / "checkpoints.db", data_dir, thread_id)
+            if not self._postgres:  # (PostgreSQL: the checkpoints stay in the store)
+                prune_thread(
+                    self._checkpoint_path or data_dir / "checkpoints.db", data_dir, thread_id
+                )
         await self.memory.delete_thread(thread_id)
         if self.thread_id == thread_id:
             self.thread_id = ""

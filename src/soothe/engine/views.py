@@ -17,7 +17,7 @@ ProviderStatus = Literal["unknown", "reachable", "unreachable", "demo"]
 
 
 class _View(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)  # first frame
 
 
 class StepView(_View):

@@ -12,6 +12,7 @@ python bench/bench_first_frame.py [--pairs N]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fcntl
 import os
 import select
@@ -66,10 +67,8 @@ def first_frame_ms(argv: list[str], marker: bytes, env: dict[str, str]) -> float
                 return (time.perf_counter() - start) * 1000
         raise RuntimeError(f"no {marker!r} within {TIMEOUT_S} s:\n{seen[-2000:]!r}")
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         proc.wait()
         os.close(master)
 

@@ -30,6 +30,7 @@ async def main() -> None:
     from soothe.engine.config import Settings
     from soothe.engine.llm.hub import ModelHub
     from soothe.engine.llm.scripted import ScriptedChatModel, ScriptedReply
+    from soothe.engine.scope import Scope
 
     tmp = Path(tempfile.mkdtemp())
     ws = tmp / "ws"
@@ -63,7 +64,7 @@ async def main() -> None:
                 expected_output="",
                 context_text="",
                 evidence_text="",
-                ids={"thread_id": thread, "loop_id": "G1-L1", "goal_id": "G1"},
+                scope=Scope(thread, loop_id="G1-L1", goal_id="G1"),
             )
             assert out.ok and len(out.tool_outcomes) == ROUNDS, out
         took = time.perf_counter() - started
@@ -80,6 +81,8 @@ async def main() -> None:
     db = tmp / "checkpoints.db"
     conn = await aiosqlite.connect(str(db))
     await conn.execute("PRAGMA journal_mode=WAL")
+    if len(sys.argv) > 1:  # e.g. NORMAL: what an fsync per commit costs here
+        await conn.execute(f"PRAGMA synchronous={sys.argv[1]}")
     saver = AsyncSqliteSaver(conn)
     await saver.setup()
     await conn.commit()

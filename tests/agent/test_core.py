@@ -17,6 +17,7 @@ from soothe.engine.events import StepToken, ToolCalled, ToolResult, Usage
 from soothe.engine.interact import InteractBroker
 from soothe.engine.llm.hub import ModelHub
 from soothe.engine.llm.scripted import ScriptedChatModel, ScriptedReply
+from soothe.engine.scope import Scope
 from tests.agent.helpers import IDS, Recorder, wait_for_file, wait_gone
 
 
@@ -42,7 +43,7 @@ async def run(agent: CoreAgent, **kw: Any):  # type: ignore[no-untyped-def]
         "expected_output": "What the project is",
         "context_text": "Goal g1: understand the demo project (active)",
         "evidence_text": "E1: the workspace has README.md",
-        "ids": dict(IDS),
+        "scope": Scope(**IDS),
     }
     args.update(kw)
     return await agent.run_step(**args)

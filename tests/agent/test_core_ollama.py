@@ -10,6 +10,7 @@ from soothe.engine.agent.tools import ToolContextFactory
 from soothe.engine.bus import EventBus
 from soothe.engine.config import Settings
 from soothe.engine.llm.hub import ModelHub
+from soothe.engine.scope import Scope
 from tests.agent.helpers import IDS
 from tests.fakes import FakeOllamaServer, FakeReply
 
@@ -45,7 +46,7 @@ async def test_tool_round_trip_over_the_wire(ws: Path, fake_ollama: FakeOllamaSe
             expected_output="one sentence",
             context_text="",
             evidence_text="",
-            ids=dict(IDS),
+            scope=Scope(**IDS),
         )
     finally:
         await hub.aclose()

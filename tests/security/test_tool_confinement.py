@@ -15,6 +15,7 @@ from soothe.engine.events import ApprovalAnswered, ApprovalRequested
 from soothe.engine.interact import InteractBroker
 from soothe.engine.llm.hub import ModelHub
 from soothe.engine.llm.scripted import ScriptedChatModel, ScriptedReply
+from soothe.engine.scope import Scope
 from tests.agent.helpers import IDS, Recorder, approver, call, make_ctx
 
 SECRET = "TOP-SECRET-CONTENT"
@@ -240,7 +241,7 @@ async def test_file_instructions_do_not_bypass_approval(layout: tuple[Path, Path
             expected_output="a summary",
             context_text="",
             evidence_text="",
-            ids=dict(IDS),
+            scope=Scope(**IDS),
         )
     assert [s.tool for s in seen] == ["run_shell"]
     assert seen[0].args["command"] == "touch pwned.txt"

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from soothe.engine.bus import EventBus
     from soothe.engine.config import Settings
     from soothe.engine.llm.hub import ModelHub
+    from soothe.engine.scope import Scope
 
 ELIDED_HEAD_CHARS = 200
 
@@ -163,14 +164,14 @@ class CoreAgent:
         expected_output: str,
         context_text: str,
         evidence_text: str,
-        ids: dict[str, Any],
+        scope: Scope,
     ) -> StepOutcome:
         from langchain_core.messages import HumanMessage, SystemMessage
 
         from soothe.engine.agent.graph import InterruptBroker, StepRun
         from soothe.engine.agent.journal import CallKey
 
-        ids = {**ids, "step_id": ids.get("step_id") or step_id}
+        ids: dict[str, Any] = dict(scope.at(step_id=scope.step_id or step_id).fields())
         ctx = self.tool_ctx_factory(ids)
         broker = ctx.broker
         if broker is not None:
@@ -225,14 +226,14 @@ class CoreAgent:
         try:
             while True:
                 # "sync": each tool result is on disk before the next model call.
-                await graph.ainvoke(payload, config, durability="sync")
-                snapshot = await graph.aget_state(config)
-                if not snapshot.interrupts:
+                values = await graph.ainvoke(payload, config, durability="sync")
+                if "__interrupt__" not in values:  # the state as it ended: no re-read
                     break
+                snapshot = await graph.aget_state(config)
                 payload = await self._answer(snapshot, broker, ctx)
         finally:
             self._runs.pop(thread, None)
-        return self._outcome(snapshot.values)
+        return self._outcome(values)
 
     async def _answer(self, snapshot: Any, broker: Any, ctx: ToolContext) -> Any:
         """The resume value of a pending interrupt (an approval): asked through the

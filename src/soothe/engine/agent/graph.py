@@ -19,10 +19,13 @@ type to come back from the checkpoint. This module imports LangGraph; import it 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.channels.delta import DeltaChannel
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
@@ -48,10 +51,29 @@ if TYPE_CHECKING:
     from soothe.engine.agent.tools import ToolContext
 
 
+def _extend(state: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
+    """Append-only: each node writes only its new items."""
+    return [*state, *(item for batch in writes for item in batch)]
+
+
+def _appended() -> Any:
+    """The channel of an append-only list. A DeltaChannel stores each node's new items
+    only (in the checkpoint's writes), with a whole snapshot every 100 updates, where a
+    plain reducer would store the whole list again in every checkpoint (quadratic in the
+    step's length). ``SOOTHE_STEP_STATE=plain`` gives the plain reducer (the bench)."""
+    if os.environ.get("SOOTHE_STEP_STATE") == "plain":
+        import operator
+
+        return operator.add
+    return DeltaChannel(_extend)
+
+
 class StepState(TypedDict, total=False):
-    messages: list[BaseMessage]
+    messages: Annotated[list[BaseMessage], _appended()]
+    """Append-only: a node returns only the messages it adds."""
     pending: list[dict[str, Any]]
-    outcomes: list[dict[str, Any]]
+    outcomes: Annotated[list[dict[str, Any]], _appended()]
+    """Append-only: the tools node returns only the call it ran."""
     seen: dict[str, int]
     repeats: int
     used: int
@@ -132,14 +154,18 @@ def build_graph(checkpointer: Any, run_of: Any) -> Any:
 
     async def model(state: StepState, config: RunnableConfig) -> StepState:
         run: StepRun = run_of(config)
-        messages = list(state["messages"])
+        # What is sent: the history with the oldest tool results shortened (on copies:
+        # the state keeps every result whole); the state gets only the new messages.
+        messages = [m.model_copy() if isinstance(m, ToolMessage) else m for m in state["messages"]]
+        added: list[BaseMessage] = []
         used, repeats = state.get("used", 0), state.get("repeats", 0)
         final = used >= run.budget or repeats >= MAX_REPEATS
         if final:
             closing = (
                 REPEATS_SPENT if repeats >= MAX_REPEATS else BUDGET_SPENT.format(budget=run.budget)
             )
-            messages.append(HumanMessage(content=closing))
+            added.append(HumanMessage(content=closing))
+            messages.append(added[-1])
         compact_tool_history(messages, run.history_limit)
         calls = state.get("model_calls", 0) + 1
         try:
@@ -149,7 +175,7 @@ def build_graph(checkpointer: Any, run_of: Any) -> Any:
         pending = pending_calls(reply)
         if final or not pending:
             return {
-                "messages": messages,
+                "messages": added,
                 "model_calls": calls,
                 "answer": reply.text.strip(),
                 "final": final,
@@ -165,12 +191,13 @@ def build_graph(checkpointer: Any, run_of: Any) -> Any:
                 for c in pending
             ],
         )
-        return {"messages": [*messages, ai], "model_calls": calls, "pending": pending}
+        return {"messages": [*added, ai], "model_calls": calls, "pending": pending}
 
     async def tools(state: StepState, config: RunnableConfig) -> StepState:
         run: StepRun = run_of(config)
         call, rest = state["pending"][0], state["pending"][1:]
-        outcomes = list(state.get("outcomes", []))
+        outcomes = state.get("outcomes", [])
+        ran: list[dict[str, Any]] = []
         seen = dict(state.get("seen", {}))
         used, repeats = state.get("used", 0), state.get("repeats", 0)
         key = call_key(call)
@@ -188,9 +215,9 @@ def build_graph(checkpointer: Any, run_of: Any) -> Any:
         else:
             outcome = await _run_once(run, call)
             used += 1
-            outcomes.append(outcome.model_dump())
+            ran.append(outcome.model_dump())
             if key is not None:
-                seen.setdefault(key, len(outcomes) - 1)
+                seen.setdefault(key, len(outcomes))
             message = ToolMessage(
                 content=outcome.output,
                 tool_call_id=outcome.call_id,
@@ -198,9 +225,9 @@ def build_graph(checkpointer: Any, run_of: Any) -> Any:
                 status="success" if outcome.ok else "error",
             )
         return {
-            "messages": [*state["messages"], message],
+            "messages": [message],
             "pending": rest,
-            "outcomes": outcomes,
+            "outcomes": ran,
             "seen": seen,
             "used": used,
             "repeats": repeats,

@@ -224,7 +224,7 @@ class Executor:
             # Projected per step, so a later wave sees what earlier waves found.
             context_text=self.context.project(goal_id).render(),
             evidence_text=self.context.evidence_summary(goal_id),
-            ids=dict(scope.fields()),  # CoreAgent (engineer L's) still takes a mapping
+            scope=scope,
         )
         report.model_calls += outcome.model_calls
         if not outcome.ok and outcome.error_kind in STOP_KINDS:

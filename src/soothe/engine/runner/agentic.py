@@ -210,7 +210,7 @@ class AgenticRunner(RunnerBase):
             expected_output="the answer",
             context_text=self.context.project(goal.id).render(),
             evidence_text="",
-            ids=dict(scope.at(step_id="D-01").fields()),
+            scope=scope.at(step_id="D-01"),
         )
         if outcome.ok:
             await self.context.complete_goal(goal.id, findings=outcome.answer)

@@ -105,6 +105,13 @@ COMMANDS: tuple[Command, ...] = (
         usage="/task TEXT",
     ),
     Command("skill", "run a skill: /skill:NAME args", "start_run", "raw", prefix=True),
+    Command(
+        "undo",
+        "undo the files the last run changed (asks first)",
+        "undo_last_run",
+        palette="Undo the last run's file changes",
+        palette_help="lists the files, asks first",
+    ),
     Command("quit", "quit", "exit"),
 )
 

@@ -22,6 +22,7 @@ from soothe.engine.views import (
 )
 
 if TYPE_CHECKING:
+    from soothe.engine.agent.undo import UndoReport
     from soothe.engine.bus import EventBus
     from soothe.engine.config import Settings
     from soothe.engine.interact import InteractBroker
@@ -89,6 +90,12 @@ class SessionAPI(Protocol):
     async def new_thread(self) -> str: ...
 
     async def delete_thread(self, thread_id: str) -> None: ...
+
+    async def undo_preview(self, thread_id: str) -> list[str]:
+        """What ``/undo`` would put back (the thread's last run), newest first."""
+        ...
+
+    async def undo(self, thread_id: str) -> UndoReport: ...
 
     async def export_thread(self, thread_id: str) -> str: ...
 

@@ -43,6 +43,43 @@ class ThreadActions(_Base):
 
         self.call_session(lambda s: s.delete_thread(thread_id), what="delete", done=deleted)
 
+    def undo_last_run(self) -> None:
+        """/undo: list what the thread's last run changed, ask, then put it back."""
+        from soothe.app.screens.dialogs import ConfirmDialog
+
+        if self.session is None:
+            self.notify("The engine is not loaded yet.", severity="warning")
+            return
+        if self._run_worker is not None and not self._run_worker.is_finished:
+            self.notify("A run is in progress — esc interrupts it first.", severity="warning")
+            return
+        thread_id = self.session.thread_id
+
+        def undone(report: Any) -> None:
+            lines = [f"restored {p}" for p in report.restored]
+            lines += [f"refused {p}: {why}" for p, why in report.refused]
+            lines += [f"cannot undo the command {c!r}" for c in report.commands]
+            text = "\n".join(lines) or "Nothing was undone."
+            if report.refused:
+                self.notify(text, title="Undo", severity="warning")
+            else:
+                self.notify(text, title="Undo")
+
+        def confirm(changes: list[str]) -> None:
+            if not changes:
+                self.notify("The last run of this thread changed no files.", title="Undo")
+                return
+
+            def confirmed(yes: bool | None) -> None:
+                if yes:
+                    self.call_session(lambda s: s.undo(thread_id), what="undo", done=undone)
+
+            listing = "\n".join(f"  {line}" for line in changes)
+            question = f"Put back what the last run changed?\n{listing}"
+            self.push_screen(ConfirmDialog(question), confirmed)
+
+        self.call_session(lambda s: s.undo_preview(thread_id), what="undo", done=confirm)
+
     def export_current(self) -> None:
         if self.session is None:
             self.notify("The engine is not loaded yet.", severity="warning")

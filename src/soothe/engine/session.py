@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from soothe.engine.agent.mcp import McpManager
+    from soothe.engine.agent.undo import UndoReport
     from soothe.engine.context import ContextEngine
     from soothe.engine.context.transcript import TranscriptRecorder
     from soothe.engine.llm.hub import ModelHub
@@ -535,6 +536,23 @@ class Session:
     async def new_thread(self) -> str:
         self.thread_id = ""
         return self.thread_id
+
+    async def undo_preview(self, thread_id: str) -> list[str]:
+        """What ``undo`` would put back: the thread's last run's changes, newest first."""
+        from soothe.engine.agent.undo import describe, plan_undo
+
+        if self._journal is None:
+            return []
+        return [describe(e) for e in plan_undo(self._journal, thread_id)]
+
+    async def undo(self, thread_id: str) -> UndoReport:
+        """Put back the files the thread's last run changed (``soothe undo``'s rules: a
+        file changed by someone else since is refused; commands cannot be undone)."""
+        from soothe.engine.agent.undo import UndoReport, apply_undo, plan_undo
+
+        if self._journal is None:
+            return UndoReport()
+        return apply_undo(self._journal, plan_undo(self._journal, thread_id))
 
     async def delete_thread(self, thread_id: str) -> None:
         from soothe.engine.agent.journal import prune_thread

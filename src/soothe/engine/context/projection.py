@@ -14,7 +14,10 @@ Every description and step result is clipped, so ``render()`` is bounded too.
 What every prompt gets besides the goal's own neighbourhood, all bounded:
 - the project instructions and the invoked skill's text, and the workspace facts the
   loader gathered (``engine/loader.py``): ``bootstrap`` evidence whose summary carries a
-  tag (``bootstrap_summary``), at most ``MAX_FACTS_CHARS`` of facts together;
+  tag (``bootstrap_summary``), at most ``MAX_FACTS_CHARS`` of facts together; a sub-goal
+  sees its ancestors' too (an autonomous root is grounded once, for all its sub-goals);
+- for each goal that informs it (a follow-up request's earlier goals in the thread), its
+  findings (or its error) and its newest evidence summaries, within that goal's share;
 - a summary of the goal DAG the focus belongs to: counts by status over the goals
   connected to it (any relation, either direction; at most ``DAG_SCAN_LIMIT`` visited,
   breadth first) and the nearest of them not already listed as neighbours.
@@ -98,6 +101,8 @@ class InformedFindings(_Model):
     description: str
     status: str
     findings: str
+    evidence: list[str] = Field(default_factory=list)
+    """Its newest evidence summaries (tool outputs, step results), within its share."""
 
 
 class Fact(_Model):
@@ -179,6 +184,7 @@ class ContextBundle(_Model):
             for f in self.informed_findings:
                 out.append(f"### {f.goal_id} [{f.status}] {f.description}")
                 out.append(f.findings or "(no findings yet)")
+                out += [f"- {line}" for line in f.evidence]
         if self.ledger:
             out += ["", "## Recent ledger"]
             out += [f"[{e.phase}] {e.role}: {e.content}" for e in self.ledger]
@@ -303,6 +309,22 @@ def _dag_summary(graph: GoalGraph, goal: GoalNode, listed: set[str], limit: int)
     return DagSummary(size=size, capped=capped, counts=counts, nearest=nearest)
 
 
+def _informer_evidence(entries: Sequence[EvidenceEntry], budget: int) -> list[str]:
+    """An informing goal's newest non-bootstrap evidence summaries, oldest first, within
+    ``budget`` chars (a follow-up request sees what the earlier goals found out)."""
+    lines: list[str] = []
+    for entry in reversed(entries):
+        if entry.kind == "bootstrap":
+            continue
+        where = f" @{entry.step_id}" if entry.step_id else ""
+        line = clip(f"[{entry.id}] {entry.kind}{where}: {entry.summary}", STEP_TEXT_CHARS)
+        if len(line) + 3 > budget:
+            break
+        budget -= len(line) + 3
+        lines.append(line)
+    return lines[::-1]
+
+
 def _facts(
     evidence: Sequence[EvidenceEntry], budget: int
 ) -> tuple[list[Fact], tuple[str, str], tuple[str, str]]:
@@ -338,7 +360,12 @@ def build_bundle(
     bounds: ProjectionSettings,
     phases: Sequence[str] | None = None,
     evidence: Sequence[EvidenceEntry] = (),
+    evidence_of: Mapping[str, Sequence[EvidenceEntry]] | None = None,
 ) -> ContextBundle:
+    """``evidence`` is the focus goal's; ``evidence_of`` (every goal's, optional) adds the
+    loader's facts of its ancestors (an autonomous root's grounding reaches its sub-goals)
+    and the evidence summaries of the goals that inform it."""
+    evidence_of = evidence_of or {}
     goal = graph.goals[goal_id]
     focus = _brief(goal, "focus").model_copy(
         update={"description": clip(goal.description, bounds.max_lineage_chars)}
@@ -359,12 +386,17 @@ def build_bundle(
         share = max(40, bounds.max_lineage_chars // len(informers))
         for gid in informers:
             src = graph.goals[gid]
+            found = src.findings or (f"(failed: {src.error})" if src.error else "")
+            findings = clip(found, share)
             informed.append(
                 InformedFindings(
                     goal_id=gid,
                     description=clip(src.description, DESCRIPTION_CHARS),
                     status=src.status,
-                    findings=clip(src.findings, share),
+                    findings=findings,
+                    evidence=_informer_evidence(
+                        evidence_of.get(gid, ()), share - len(findings) - 20
+                    ),
                 )
             )
 
@@ -405,8 +437,15 @@ def build_bundle(
         )
     lines.reverse()
 
+    ancestors = graph.ancestors(goal_id)
+    inherited = [
+        e
+        for gid in reversed(ancestors)  # the root's first; the focus goal's own win
+        for e in evidence_of.get(gid, ())
+        if e.kind == "bootstrap" and bootstrap_tag(e.summary)
+    ]
     facts, (instructions_source, instructions), (skill_name, skill) = _facts(
-        evidence, MAX_FACTS_CHARS
+        [*inherited, *evidence], MAX_FACTS_CHARS
     )
     listed = {b.id for b in goals}
     return ContextBundle(
@@ -418,7 +457,7 @@ def build_bundle(
         facts=facts,
         dag=_dag_summary(graph, goal, listed, bounds.max_goals),
         findings=clip(goal.findings, bounds.max_lineage_chars),
-        lineage=_lineage(graph, graph.ancestors(goal_id), bounds.max_lineage_chars),
+        lineage=_lineage(graph, ancestors, bounds.max_lineage_chars),
         goals=goals,
         steps=step_briefs,
         step_counts=counts,

@@ -14,7 +14,7 @@ from soothe.engine.events import (
 from soothe.engine.llm.errors import LLMError
 from soothe.engine.loop.planner import PlanningFailed
 from soothe.engine.loop.strange_loop import Intake, LoopExtras, LoopResult
-from soothe.engine.runner.base import TERMINAL, RunnerBase
+from soothe.engine.runner.base import TERMINAL, Groundwork, RunnerBase
 from soothe.engine.scope import Scope
 from soothe.engine.text import clip
 
@@ -30,6 +30,17 @@ class AgenticRunner(RunnerBase):
         recalled = await self.memory.recall(
             goal.description, thread_id=thread_id, limit=self.settings.memory.max_recall
         )
+        # A finding of a goal that informs this one (a follow-up's earlier goals) is in
+        # the projection already: recalling it again would only repeat it.
+        recalled = [
+            item
+            for item in recalled
+            if not (
+                item.goal_id
+                and self.context.has_goal(item.goal_id)
+                and goal_id in self.context.get_goal(item.goal_id).informs
+            )
+        ]
         memory_text = self.memory.render(recalled)
         known = {e.content for e in self.context.evidence(goal_id) if e.kind == "bootstrap"}
         for item in recalled:
@@ -197,10 +208,11 @@ class AgenticRunner(RunnerBase):
 
     # --- subagent: one step straight through CoreAgent -------------------------------
 
-    async def _direct(self, text: str, thread_id: str, subagent: str) -> str:
+    async def _direct(self, text: str, thread_id: str, subagent: str, work: Groundwork) -> str:
         if subagent not in ("core", "agent"):
             raise ValueError(f"unknown subagent '{subagent}'; available: core")
         goal = await self.context.create_goal(text, thread_id=thread_id, source="user")
+        await self._bootstrap(goal.id, work)  # the step's context bundle carries it
         await self.context.activate_goal(goal.id, loop_id=f"{goal.id}-direct")
         scope = Scope(thread_id, loop_id=f"{goal.id}-direct", goal_id=goal.id)
         outcome = await self.agent.run_step(

@@ -14,7 +14,7 @@ from soothe.engine.events import (
 )
 from soothe.engine.loop.planner import PlanningContext, PlanningFailed
 from soothe.engine.runner.agentic import AgenticRunner
-from soothe.engine.runner.base import _one_line
+from soothe.engine.runner.base import Groundwork, _one_line
 from soothe.engine.scope import Scope
 from soothe.engine.text import clip
 
@@ -23,9 +23,15 @@ if TYPE_CHECKING:
 
 
 class AutonomousRunner(AgenticRunner):
-    async def _autonomous(self, text: str, thread_id: str, history: str, skill: str) -> str:
+    async def _autonomous(self, text: str, thread_id: str, history: str, work: Groundwork) -> str:
         root = await self.context.create_goal(text, thread_id=thread_id, source="user")
-        ctx = PlanningContext(goal=text, history=history, skill=skill)
+        # The root's bootstrap evidence (facts, instructions, skill) reaches the
+        # decomposition here and every sub-goal's plan and step prompts through the
+        # projection, which shows a goal its ancestors' loader facts.
+        await self._bootstrap(root.id, work)
+        ctx = PlanningContext(
+            goal=text, projection=self.context.project(root.id).render(), history=history
+        )
         try:
             plan = await self.loop.planner.decompose(ctx, ids=dict(Scope(thread_id).fields()))
         except PlanningFailed:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from soothe.engine.events import (
@@ -15,15 +16,30 @@ from soothe.engine.outcome import OutcomeStatus, RunOutcome
 
 if TYPE_CHECKING:
     from soothe.engine.agent.core import CoreAgent
+    from soothe.engine.agent.workspace import Workspace
     from soothe.engine.bus import EventBus
     from soothe.engine.classify import UnifiedClassifier
     from soothe.engine.config import Settings
     from soothe.engine.context import ContextEngine
     from soothe.engine.llm.hub import ModelHub
+    from soothe.engine.loader import Grounding
     from soothe.engine.memory import Memory
 
 
 TERMINAL = ("completed", "failed", "cancelled")
+
+
+@dataclass
+class Groundwork:
+    """What a request is grounded in before any goal exists: the loader's findings, the
+    workspace they come from, the invoked skill (name and text)."""
+
+    grounding: Grounding
+    workspace: Workspace
+    skill_name: str = ""
+    skill_text: str = ""
+
+
 MAX_HISTORY_CHARS = 2000
 
 
@@ -58,6 +74,27 @@ class RunnerBase:
 
         title = " ".join(split_task(text)[0].split())[:60] or "new thread"
         return (await self.context.create_thread(title)).id
+
+    async def _bootstrap(self, goal_id: str, work: Groundwork) -> None:
+        """The loader's facts, the project instructions and the skill as ``bootstrap``
+        evidence of the goal (stable ids), which the projection puts in every prompt (of
+        this goal and of its sub-goals)."""
+        from soothe.engine.context.projection import bootstrap_summary
+        from soothe.engine.loader import load_instructions
+
+        grounding = work.grounding
+        if not grounding.task:  # a request the loader did not ground still gets these
+            grounding.instructions = load_instructions(work.workspace)
+        facts = grounding.facts()
+        if work.skill_text:
+            facts.insert(
+                1 if grounding.instructions else 0,
+                (bootstrap_summary("skill", work.skill_name), work.skill_text),
+            )
+        for summary, content in facts:
+            await self.context.add_evidence(
+                goal_id, kind="bootstrap", summary=summary, content=content
+            )
 
     # --- plumbing ---------------------------------------------------------------------
 
@@ -94,6 +131,10 @@ class RunnerBase:
         )
 
     async def _interrupted(self, thread_id: str) -> None:
+        # a fact of the run (the transcript keeps it, so a reopened thread says so too)
+        self.bus.publish(
+            RunFailed(error="interrupted by the user", kind="interrupted", thread_id=thread_id)
+        )
         await self._suspend_active(thread_id, "interrupted by the user")
         await self.context.add_message(thread_id, "system", "run interrupted")
 

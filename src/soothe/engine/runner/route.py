@@ -15,21 +15,24 @@ import time
 from typing import TYPE_CHECKING
 
 from soothe.engine.agent.workspace import Workspace
-from soothe.engine.context.projection import bootstrap_summary
 from soothe.engine.events import (
     Classified,
     FinalAnswer,
     RunFinished,
     RunStarted,
 )
-from soothe.engine.loader import Grounding, ground, split_task
+from soothe.engine.loader import ground, split_task
 from soothe.engine.outcome import RunOutcome
+from soothe.engine.runner.base import Groundwork
 from soothe.engine.runner.resume import ResumeRunner
 from soothe.engine.scope import Scope
 from soothe.engine.skills import UnknownSkill, load_skill, parse_invocation
 
 if TYPE_CHECKING:
-    pass
+    from soothe.engine.loop.strange_loop import Intake
+
+FOLLOW_UP_GOALS = 3
+"""How many of a thread's last finished goals inform a follow-up request."""
 
 
 class SootheRunner(ResumeRunner):
@@ -123,12 +126,17 @@ class SootheRunner(ResumeRunner):
                 raise ValueError(str(exc)) from None
             skill_text, skill_name = skill.text(), name
             text = rest or f"Follow the '{name}' skill."
-        if subagent:
-            return await self._direct(text, thread_id, subagent)
-        if autonomous:
-            return await self._autonomous(text, thread_id, history, skill_text)
+        if subagent and subagent not in ("core", "agent"):
+            raise ValueError(f"unknown subagent '{subagent}'; available: core")
         workspace = Workspace.at(self.settings.tools.resolved_workspace())
         grounding = ground(text, workspace, forced=forced or bool(invocation))
+        work = Groundwork(grounding, workspace, skill_name, skill_text)
+        # Every route grounds: the loader's facts, the instructions and the skill become
+        # bootstrap evidence of the goal the route creates (sub-goals see their root's).
+        if subagent:
+            return await self._direct(text, thread_id, subagent, work)
+        if autonomous:
+            return await self._autonomous(text, thread_id, history, work)
         if invocation:
             label = "complex"
         else:
@@ -147,35 +155,31 @@ class SootheRunner(ResumeRunner):
                 self.bus.publish(FinalAnswer(text=result.answer, thread_id=thread_id))
                 return result.answer
             label = result.label
+        earlier = self._earlier_goals(thread_id)
         goal = await self.context.create_goal(text, thread_id=thread_id, source="user")
-        await self._bootstrap(goal.id, grounding, workspace, skill_name, skill_text)
+        await self._bootstrap(goal.id, work)
         # The skill text reaches every prompt through the goal's context bundle (plan,
         # step and completion), not only the planner's.
-        answer = await self._agentic(goal.id, thread_id, label, history)
+        intake = await self._follow_up(goal.id, earlier)
+        answer = await self._agentic(goal.id, thread_id, label, history, intake=intake)
         self.bus.publish(FinalAnswer(text=answer, thread_id=thread_id, goal_id=goal.id))
         return answer
 
-    async def _bootstrap(
-        self,
-        goal_id: str,
-        grounding: Grounding,
-        workspace: Workspace,
-        skill_name: str,
-        skill_text: str,
-    ) -> None:
-        """The loader's facts, the project instructions and the skill as ``bootstrap``
-        evidence of the goal (stable ids), which the projection puts in every prompt."""
-        if not grounding.task:  # a request the loader did not ground still gets these
-            from soothe.engine.loader import load_instructions
+    def _earlier_goals(self, thread_id: str) -> list[str]:
+        """The thread's last finished top-level goals (completed or failed), oldest first:
+        what a follow-up request in this thread may already be answered by."""
+        done = [
+            g.id
+            for g in self.context.list_goals(thread_id=thread_id)
+            if g.parent_id is None and g.status in ("completed", "failed")
+        ]
+        return done[-FOLLOW_UP_GOALS:]
 
-            grounding.instructions = load_instructions(workspace)
-        facts = grounding.facts()
-        if skill_text:
-            facts.insert(
-                1 if grounding.instructions else 0,
-                (bootstrap_summary("skill", skill_name), skill_text),
-            )
-        for summary, content in facts:
-            await self.context.add_evidence(
-                goal_id, kind="bootstrap", summary=summary, content=content
-            )
+    async def _follow_up(self, goal_id: str, earlier: list[str]) -> Intake:
+        """A request in a thread with finished goals is a follow-up: those goals inform it
+        (their findings and evidence summaries reach its prompts through the projection,
+        bounded there) and its loop starts with an assessment (continuation intake), which
+        may answer from what is already known without a new plan."""
+        for gid in earlier:
+            await self.context.add_informs(gid, goal_id)
+        return "continuation" if earlier else "fresh"

@@ -542,7 +542,3 @@ class ContextEngine:
     ) -> list[tuple[int, str]]:
         """The thread's transcript records ``(id, json)``, oldest first."""
         return await self._store.transcript(thread_id, before, limit)
-
-    async def transcript_id_of(self, thread_id: str, seq: int) -> int | None:
-        """The record id of a live event (by its ``seq``) in the thread's transcript."""
-        return await self._store.transcript_id_of(thread_id, seq)

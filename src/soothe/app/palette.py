@@ -107,6 +107,24 @@ class ThemesProvider(_SootheProvider):
         ]
 
 
+class McpProvider(_SootheProvider):
+    """The MCP servers and their tools, as the Session's manager knows them (a server not
+    started yet is listed by name; nothing is started to fill the palette). Choosing one
+    opens F1, which shows each server's state, error and tools."""
+
+    def _entries(self) -> list[tuple[str, Callable[[], object], str]]:
+        from soothe.app.screens.help import mcp_servers
+
+        app = self.soothe
+        out: list[tuple[str, Callable[[], object], str]] = []
+        for server in mcp_servers(app) or []:
+            state = server.state if not server.error else f"{server.state}: {server.error}"
+            out.append((f"MCP server: {server.name}", app.action_help, state[:120]))
+            for tool, description in server.tools:
+                out.append((f"MCP tool: {tool}", app.action_help, description[:120]))
+        return out
+
+
 class ActionsProvider(_SootheProvider):
     """The slash commands that have a palette label (the registry), and the evidence key."""
 
@@ -129,5 +147,6 @@ PROVIDERS: set[type[Provider]] = {
     ThreadsProvider,
     ModelsProvider,
     ThemesProvider,
+    McpProvider,
     ActionsProvider,
 }

@@ -1,10 +1,15 @@
 """Model calls and prompt characters per request type, with a zero-latency scripted model.
 
-Runs four requests through the real Session/runner/loop/agent (only the model is scripted):
-a quiz, a one-step one-tool task, a 3-step plan ("list files and summarize README") and an
-autonomous request split into two dependent goals. Prints calls, total and largest prompt
-per request, the bound the largest prompt must stay under (the fixed instructions plus the
-projection and the other bounded sections), and the peer's figures next to ours.
+Runs these requests through the real Session/runner/loop/agent (only the model is scripted):
+a quiz, a one-step one-tool task, a 3-step plan ("list files and summarize README"), an
+autonomous request split into two dependent goals, and a follow-up in the thread of the
+one-tool task ("follow_up": answered from what the thread knows, continuation intake) next
+to the same follow-up taken as a fresh request ("follow_up_fresh", the behaviour before
+the continuation intake: classify, a new plan, a step that must look again, having no
+evidence of the earlier goal); only the follow-up's calls count. Prints calls, total and
+largest prompt per request, the bound the largest prompt must stay under (the fixed
+instructions plus the projection and the other bounded sections), and the peer's figures
+next to ours.
 
 Targets: quiz 1 call; one-step one-tool task <= 4 calls; every prompt within its bound.
 Run: ``.venv/bin/python bench/bench_requests.py``.
@@ -39,6 +44,10 @@ class Scenario:
     text: str
     autonomous: bool
     replies: dict[str, list[Any]]
+    prelude: str = ""
+    """A request run first in the same thread (its calls are not counted)."""
+    fresh: bool = False
+    """Take the request as a fresh one even in a thread with finished goals."""
 
 
 def scenarios() -> list[Scenario]:
@@ -104,6 +113,40 @@ def scenarios() -> list[Scenario]:
     ]
 
 
+def follow_ups() -> list[Scenario]:
+    first = "Which files are in the workspace?"
+    listing = {"steps": [{"id": "S-01", "description": "List the files"}]}
+    again = "Which of those was the README again?"
+    simple = {"label": "simple", "reason": "one question"}
+    return [
+        Scenario(
+            "follow_up",
+            again,
+            False,
+            {
+                "Classification": [simple, simple],
+                "PlanGeneration": [listing],
+                "StatusAssessment": [{**DONE, "require_goal_completion": True}],
+            },
+            prelude=first,
+        ),
+        Scenario(
+            "follow_up_fresh",
+            again,
+            False,
+            {
+                "Classification": [simple, simple],
+                "PlanGeneration": [
+                    listing,
+                    {"steps": [{"id": "S-01", "description": "Name the README"}]},
+                ],
+            },
+            prelude=first,
+            fresh=True,
+        ),
+    ]
+
+
 def make_responder(replies: dict[str, list[Any]]) -> Any:
     from soothe.engine.llm.scripted import ScriptedReply
 
@@ -118,6 +161,9 @@ def make_responder(replies: dict[str, list[Any]]) -> Any:
             prompt = str(messages[1].content)
             step = prompt.split("Step ", 1)[1].split(":", 1)[0]
             n = step_calls[step] = step_calls.get(step, 0) + 1
+            if "Name the README" in prompt:  # the fresh follow-up looks again, once
+                n = step_calls["readme"] = step_calls.get("readme", 0) + 1
+                step = "S-01"
             if n == 1 and step in TOOL_STEP and "Write the line" not in prompt:
                 name, args = TOOL_STEP[step]
                 return ScriptedReply(tool_calls=[{"name": name, "args": args}])
@@ -189,6 +235,13 @@ async def run_scenario(sc: Scenario, root: Path) -> dict[str, Any]:
     )
     await session.start()
     answer = ""
+    if sc.fresh:  # the runner before the continuation intake: no earlier goal counts
+        session.runner._earlier_goals = lambda thread_id: []  # type: ignore[method-assign]
+    if sc.prelude:
+        before = await session.run(sc.prelude)
+        if not before.ok:
+            raise RuntimeError(f"{sc.key} prelude: {before.error}")
+    skip = len(model.calls)
     started = time.perf_counter()
     try:
         outcome = await session.run(sc.text, autonomous=sc.autonomous)
@@ -198,16 +251,17 @@ async def run_scenario(sc: Scenario, root: Path) -> dict[str, Any]:
     finally:
         await session.close()
     elapsed = time.perf_counter() - started
-    sizes = [c.prompt_chars for c in model.calls]
+    calls = model.calls[skip:]
+    sizes = [c.prompt_chars for c in calls]
     largest = max(range(len(sizes)), key=sizes.__getitem__)
-    big = model.calls[largest]
+    big = calls[largest]
     fixed = sum(len(str(m.content)) for m in big.messages if m.type == "system")
     kind = call_kind(big)
     limit = bounds(settings)
     bound = fixed + (len(sc.text) + limit["history"] + 200 if kind == "classify" else limit[kind])
     return {
-        "kinds": [call_kind(c) for c in model.calls],
-        "calls": len(model.calls),
+        "kinds": [call_kind(c) for c in calls],
+        "calls": len(calls),
         "chars": sum(sizes),
         "largest": sizes[largest],
         "largest_kind": kind,
@@ -222,18 +276,18 @@ async def _run() -> dict[str, float]:
     figures: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="soothe-bench-") as tmp:
         rows = []
-        for sc in scenarios():
+        for sc in [*scenarios(), *follow_ups()]:
             r = await run_scenario(sc, Path(tmp))
             rows.append((sc, r))
             figures[f"{sc.key}_calls"] = r["calls"]
             figures[f"{sc.key}_prompt_chars"] = r["chars"]
             figures[f"{sc.key}_largest_prompt"] = r["largest"]
             figures[f"{sc.key}_within_bound"] = float(r["largest"] <= r["bound"])
-    print(f"{'request':12} {'calls':>5} {'prompt chars':>12} {'largest':>8} {'bound':>7}  peer")
+    print(f"{'request':15} {'calls':>5} {'prompt chars':>12} {'largest':>8} {'bound':>7}  peer")
     for sc, r in rows:
         peer = PEER.get(sc.key, "")
         print(
-            f"{sc.key:12} {r['calls']:>5} {r['chars']:>12,} {r['largest']:>8,} "
+            f"{sc.key:15} {r['calls']:>5} {r['chars']:>12,} {r['largest']:>8,} "
             f"{r['bound']:>7,}  {peer}"
         )
     print("largest = the biggest single prompt; bound = its fixed instructions + the bounded")
@@ -243,6 +297,7 @@ async def _run() -> dict[str, float]:
     targets = {
         "quiz 1 call": figures["quiz_calls"] == 1,
         "one-tool task <= 4 calls": figures["one_tool_calls"] <= 4,
+        "follow-up <= 3 calls": figures["follow_up_calls"] <= 3,
         "every prompt within bound": all(r["largest"] <= r["bound"] for _, r in rows),
     }
     print("targets: " + ", ".join(f"{k}: {'ok' if v else 'MISSED'}" for k, v in targets.items()))

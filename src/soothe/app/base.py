@@ -102,7 +102,7 @@ class SootheBase(App[None]):
             return
         self.main.status.set(
             model=session.model_label,
-            profile="small" if getattr(session.profile, "small", False) else "",
+            profile="small" if getattr(getattr(session, "profile", None), "small", False) else "",
             provider=session.provider_status,
             thread=session.thread_id,
         )

@@ -83,6 +83,24 @@ def test_parallel_steps_each_fill_one_card_and_never_interleave() -> None:
     assert [b for b in state.view("G1").segments if isinstance(b, StepCard)] == cards
 
 
+def test_a_suspended_step_card_says_paused_and_a_resume_opens_a_new_one() -> None:
+    state = ViewState(RecordingPort())
+    for event in [
+        ev.RunStarted(text="write it", thread_id="t1"),
+        ev.GoalCreated(description="write it", **scope()),
+        ev.StepStarted(description="Write it", **scope("S1")),
+        ev.StepToken(text="half ", **scope("S1")),
+        ev.StepSuspended(reason="interrupted by the user", **scope("S1")),
+    ]:
+        state.feed(event)
+    [card] = [b for b in state.view(CONVERSATION).segments if isinstance(b, StepCard)]
+    assert (card.status, card.detail) == ("suspended", "paused: interrupted by the user")
+    assert state.goals["G1"].steps[0].status == "pending"  # what the store holds
+    state.feed(ev.StepStarted(description="Write it", **scope("S1")))
+    cards = [b for b in state.view(CONVERSATION).segments if isinstance(b, StepCard)]
+    assert [c.status for c in cards] == ["suspended", "active"]
+
+
 def test_an_answer_is_shown_once() -> None:
     state = ViewState(RecordingPort())
     for event in two_parallel_steps():

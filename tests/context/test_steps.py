@@ -121,12 +121,18 @@ async def test_plan_and_run_steps(engine: ContextEngine, events: list[EventBase]
         await engine.complete_step(gid, "nope")
 
 
-async def test_reset_step_reruns_an_interrupted_step(engine: ContextEngine) -> None:
+async def test_reset_step_reruns_an_interrupted_step(
+    engine: ContextEngine, events: list[EventBase]
+) -> None:
     gid = await _active_goal(engine)
     await engine.set_plan(gid, [spec("A"), spec("B", "A")], 1)
     await engine.start_step(gid, "A")
-    assert (await engine.reset_step(gid, "A")).status == "pending"
-    assert (await engine.reset_step(gid, "A")).status == "pending"
+    assert (await engine.reset_step(gid, "A", "interrupted by the user")).status == "pending"
+    assert (await engine.reset_step(gid, "A")).status == "pending"  # no move, no event
+    suspended = [e for e in events if e.type == "step.suspended"]
+    assert [(e.goal_id, e.step_id, e.reason) for e in suspended] == [  # type: ignore[attr-defined]
+        (gid, "A", "interrupted by the user")
+    ]
     assert [s.id for s in engine.step_dag(gid).ready_steps()] == ["A"]
     await engine.complete_step(gid, "A")
     with pytest.raises(IllegalStepTransition):

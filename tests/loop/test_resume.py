@@ -158,6 +158,8 @@ async def test_cancel_during_a_streaming_step_then_resume_continues_it(
 
     events = session.recorded  # type: ignore[attr-defined]
     assert of_type(events, "step.failed") == []  # suspended, not failed
+    [paused] = of_type(events, "step.suspended")  # one event: the card says paused
+    assert (paused.step_id, paused.reason) == ("S-01", "interrupted by the user")
     [called] = of_type(events, "step.tool_call", step_id="S-01")
     goal_id = called.goal_id
     assert session.context.get_goal(goal_id).status == "suspended"

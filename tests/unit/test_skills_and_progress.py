@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from soothe.engine.config import load_settings
-from soothe.engine.events import ToolCalled
+from soothe.engine.events import StepSuspended, ToolCalled
 from soothe.engine.skills import list_skills
 from soothe.frontends.headless import progress_line
 
@@ -38,3 +38,8 @@ def test_progress_line_of_a_multiline_argument_is_one_line() -> None:
     line = progress_line(event)
     assert line is not None and "\n" not in line
     assert "content=one ⏎ two" in line
+
+
+def test_progress_line_of_a_suspended_step_says_it_is_paused() -> None:
+    line = progress_line(StepSuspended(reason="interrupted by the user", step_id="S-01"))
+    assert line == "‖ S-01 paused: interrupted by the user (resume continues it)"

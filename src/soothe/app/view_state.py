@@ -80,6 +80,7 @@ class ViewState(RequestEvents):
             ev.StepCompleted: self._step_completed,
             ev.StepFailed: self._step_failed,
             ev.StepSkipped: self._step_skipped,
+            ev.StepSuspended: self._step_suspended,
             ev.EvidenceAdded: self._evidence_added,
             ev.ClarificationRequested: self._clarification_requested,
             ev.ClarificationAnswered: self._clarification_answered,
@@ -527,6 +528,15 @@ class ViewState(RequestEvents):
             self._update_step(event.goal_id, event.step_id, status="skipped")
         reason = f": {event.reason}" if event.reason else ""
         self.note(self._keys(event, conversation=False), f"{event.step_id} skipped{reason}")
+
+    def _step_suspended(self, event: ev.StepSuspended) -> None:
+        """Back to pending, not finished: the card says paused until the step resumes
+        (its StepStarted then opens a new card that continues from the checkpoint)."""
+        if event.goal_id and event.step_id:
+            self._update_step(event.goal_id, event.step_id, status="pending")
+        reason = one_line(event.reason, 200) if event.reason else ""
+        if self.cards.get(f"{event.goal_id}/{event.step_id}"):
+            self._finish_card(event, "suspended", f"paused: {reason}" if reason else "paused")
 
     # -- events: accounting and answers --------------------------------------------------------
 

@@ -39,7 +39,7 @@ def next_seq() -> int:
 class EventBase(BaseModel):
     """Fields every event carries. ``seq`` is process-wide and strictly increasing."""
 
-    # defer_build: the 28 event schemas are built on first use (the first event a run
+    # defer_build: the 30 event schemas are built on first use (the first event a run
     # publishes), not at import, so the first frame does not wait for them
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
@@ -233,6 +233,14 @@ class StepSkipped(EventBase):
     reason: str = ""
 
 
+class StepSuspended(EventBase):
+    """A running step went back to pending without finishing (Esc, a model that stopped
+    answering, a process that died mid-step): its checkpoint continues it on resume."""
+
+    type: Literal["step.suspended"] = "step.suspended"
+    reason: str = ""
+
+
 # --- evidence and interaction -----------------------------------------------------------
 
 
@@ -325,6 +333,7 @@ Event = Annotated[
     | StepCompleted
     | StepFailed
     | StepSkipped
+    | StepSuspended
     | EvidenceAdded
     | ClarificationRequested
     | ClarificationAnswered

@@ -28,6 +28,7 @@ from soothe.engine.events import (
     StepFailed,
     StepSkipped,
     StepStarted,
+    StepSuspended,
     ToolCalled,
 )
 from soothe.engine.interact import ApprovalResponse, ClarificationResponse
@@ -61,6 +62,9 @@ def progress_line(event: EventBase) -> str | None:
             return f"✗ {step} failed: {event.error[:100]}"
         case StepSkipped():
             return f"- {step} skipped: {event.reason[:80]}"
+        case StepSuspended():
+            why = f": {event.reason[:80]}" if event.reason else ""
+            return f"‖ {step} paused{why} (resume continues it)"
         case ErrorEvent():
             return f"! {event.message[:120]}"
         case ModelProfileResolved():

@@ -39,7 +39,7 @@ async def run_claimed(session: Any, claim: Any) -> str:
         # tool calls come back from the checkpoints (the loop's and each step's).
         for step in list(context.step_dag(goal.id).steps.values()):
             if step.status == "active":
-                await context.reset_step(goal.id, step.id)
+                await context.reset_step(goal.id, step.id, "its worker stopped")
         loop_id = goal.loop_id or await runner._last_loop_id(goal.id)
         result = await runner.loop.run(
             goal_id=goal.id,

@@ -24,6 +24,7 @@ STATUS_MARKS = {
     "failed": ("✗", "$error"),
     "cancelled": ("⊘", "$warning"),
     "skipped": ("↷", "$text-muted"),
+    "suspended": ("‖", "$warning"),  # paused (Esc): resume continues it
 }
 STREAM_MAX_LINES = 2000
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 NoteKind = Literal["user", "info", "plan", "step", "ok", "warn", "error", "reasoning"]
-CardStatus = Literal["active", "completed", "failed", "cancelled", "skipped"]
+CardStatus = Literal["active", "completed", "failed", "cancelled", "skipped", "suspended"]
 
 MAX_SEGMENTS = 400
 MAX_TEXT_CHARS = 120_000

@@ -457,10 +457,11 @@ class ContextEngine:
         (returned)."""
         return await self._steps.skip(goal_id, step_id, reason)
 
-    async def reset_step(self, goal_id: str, step_id: str) -> StepNode:
+    async def reset_step(self, goal_id: str, step_id: str, reason: str = "") -> StepNode:
         """active -> pending for a step left running by a crash or an interrupt, so it can
-        run again (a repair outside the step table; pending steps are left alone)."""
-        return await self._steps.reset(goal_id, step_id)
+        run again (a repair outside the step table; pending steps are left alone). The
+        move publishes StepSuspended with ``reason``."""
+        return await self._steps.reset(goal_id, step_id, reason)
 
     # --- evidence and the ledger -------------------------------------------------------
 

@@ -15,7 +15,13 @@ from soothe.engine.context.models import StepNode, StepSpec
 from soothe.engine.context.steps import UnknownPolicy
 from soothe.engine.context.store import UPSERT_STEP, step_removal_op, step_row
 from soothe.engine.context.unit import Change, UnitOfWork
-from soothe.engine.events import StepCompleted, StepFailed, StepSkipped, StepStarted
+from soothe.engine.events import (
+    StepCompleted,
+    StepFailed,
+    StepSkipped,
+    StepStarted,
+    StepSuspended,
+)
 
 
 def _step_move(
@@ -141,7 +147,7 @@ class StepOps:
                 skipped = _cascade_skips(change, goal_id)
         return skipped
 
-    async def reset(self, goal_id: str, step_id: str) -> StepNode:
+    async def reset(self, goal_id: str, step_id: str, reason: str) -> StepNode:
         async with self._uow.write() as change:
             step = change.dag(goal_id).get(step_id)
             if step is None:
@@ -150,6 +156,7 @@ class StepOps:
                 change.put_step(
                     step.model_copy(update={"status": "pending", "updated_at": change.now})
                 )
+                change.emit(StepSuspended(**change.scope(goal_id, step_id).fields(), reason=reason))
             elif step.status != "pending":
                 raise IllegalStepTransition(goal_id, step_id, step.status, "pending")
         return self._get(goal_id, step_id)

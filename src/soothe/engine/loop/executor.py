@@ -101,7 +101,7 @@ class Executor:
         dag = self.context.step_dag(goal_id)
         for step in list(dag.steps.values()):
             if step.status == "active":  # left running by a crash or an interrupt
-                await self.context.reset_step(goal_id, step.id)
+                await self.context.reset_step(goal_id, step.id, "left running by an earlier run")
         while True:
             ready = [s for s in self.context.step_dag(goal_id).ready_steps()]
             if not ready:
@@ -148,10 +148,12 @@ class Executor:
         except asyncio.CancelledError:
             # Suspended, not failed: back to pending, and the step's checkpoint (CoreAgent)
             # continues it where it was when the goal is resumed.
-            await asyncio.shield(self.context.reset_step(goal_id, step.id))
+            await asyncio.shield(
+                self.context.reset_step(goal_id, step.id, "interrupted by the user")
+            )
             raise
         except LLMError as exc:  # STOP_KINDS, from _action: the step did not really run
-            await self.context.reset_step(goal_id, step.id)
+            await self.context.reset_step(goal_id, step.id, clip(str(exc), 200))
             report.stopped = report.stopped or exc
             return False, str(exc)
         except Exception as exc:  # an engine bug must fail the step, not the app

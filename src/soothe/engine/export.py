@@ -5,17 +5,13 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING
 
+from soothe.engine.glyphs import GOAL_GLYPHS
+
 if TYPE_CHECKING:
     from soothe.engine.context import ContextEngine
 
-ICON = {
-    "completed": "✓",
-    "failed": "✗",
-    "cancelled": "⊘",
-    "skipped": "-",
-    "pending": "○",
-    "active": "▸",
-}
+ICON = GOAL_GLYPHS
+"""The screen's glyphs (goal and step statuses): one meaning per glyph everywhere."""
 
 
 def _when(ts: float | None) -> str:

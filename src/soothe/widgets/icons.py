@@ -1,31 +1,16 @@
 """Status glyphs and the spinner shared by the goal tree and the status line.
 
-Only single-cell characters, so columns line up in every terminal.
+The glyphs are the engine's one table (``soothe.engine.glyphs``), shared with the export.
 """
 
 from __future__ import annotations
 
+from soothe.engine.glyphs import GOAL_GLYPHS, STEP_GLYPHS
+
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
-GOAL_ICONS: dict[str, str] = {
-    "pending": "○",
-    "active": "◐",  # replaced by a spinner frame while animating
-    "completed": "✓",
-    "validated": "✓",
-    "failed": "✗",
-    "suspended": "‖",
-    "blocked": "⊘",
-    "awaiting_clarification": "?",
-    "cancelled": "⊗",
-}
-
-STEP_ICONS: dict[str, str] = {
-    "pending": "·",
-    "active": "◐",
-    "completed": "✓",
-    "failed": "✗",
-    "skipped": "↷",
-}
+GOAL_ICONS = GOAL_GLYPHS
+STEP_ICONS = STEP_GLYPHS
 
 STATUS_WORDS: dict[str, str] = {
     "pending": "pending",

@@ -22,7 +22,7 @@ SPINNER = "◐◓◑◒"
 STATUS_MARKS = {
     "completed": ("✓", "$success"),
     "failed": ("✗", "$error"),
-    "cancelled": ("⊘", "$warning"),
+    "cancelled": ("⊗", "$warning"),  # engine.glyphs: ⊘ is blocked
     "skipped": ("↷", "$text-muted"),
     "suspended": ("‖", "$warning"),  # paused (Esc): resume continues it
 }
@@ -125,7 +125,9 @@ class StepCardView(Vertical):
                 widget.seen = part.total
             elif isinstance(part, ToolRun) and isinstance(widget, ToolCallBlock):
                 widget.sync(part)
-        if new and self.is_mounted:
+        # is_attached, not is_mounted: a part that arrives between compose and the end of
+        # on_mount must be mounted too (its widget is kept in _parts and fed from then on)
+        if new and self.is_attached:
             self.mount_all(new, before=self._detail)
 
     def _render_answer(self) -> None:

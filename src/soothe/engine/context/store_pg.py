@@ -44,6 +44,7 @@ from soothe.engine.context.store import (
     STEP_COLUMNS,
     Loaded,
     Op,
+    ledger_trim_op,
 )
 
 if TYPE_CHECKING:
@@ -116,6 +117,9 @@ PG_MIGRATIONS: list[list[str]] = [
     ],
 ]
 PG_SCHEMA_VERSION = len(PG_MIGRATIONS)
+
+_LEDGER_TRIM = ledger_trim_op(0)[0]
+_LEDGER_TRIM_OWN = "DELETE FROM ledger WHERE id >= %s AND id < %s"
 
 _PRIMARY_KEYS = {
     "goals": ("id",),
@@ -242,6 +246,13 @@ class PgStore:
             return
         async with self.pool.connection() as conn, conn.transaction(), conn.pipeline():
             for sql, params in ops:
+                if sql == _LEDGER_TRIM:
+                    # The cap trims this process's own entries (its id block) only: the
+                    # ids of other processes' blocks say nothing about their age.
+                    low = self.block * BLOCK
+                    cutoff = min(int(params[0]), low + BLOCK)
+                    await conn.execute(_LEDGER_TRIM_OWN, (low, cutoff))
+                    continue
                 await conn.execute(translate(sql), params)
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:

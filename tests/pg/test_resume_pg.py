@@ -10,6 +10,8 @@ import subprocess
 import sys
 import threading
 
+import psycopg
+
 from tests.fakes._base import FakeReply
 from tests.fakes.brain import Brain
 from tests.fakes.cli_harness import Env, brain, env, fake  # noqa: F401
@@ -107,3 +109,46 @@ def test_sigkilled_worker_resumed_from_postgres_checkpoints(
     sent = brain.calls[before].body["messages"]
     results = [m["content"] for m in sent if m["role"] == "tool"]
     assert len(results) == 1 and "beta" in results[0], sent  # continued, not restarted
+
+    # Deleting the thread on PostgreSQL prunes its step checkpoints (as on SQLite).
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        (thread,) = conn.execute("SELECT thread_id FROM goals WHERE id = %s", (goal_id,)).fetchone()
+        steps_sql = "SELECT count(*) FROM checkpoints WHERE left(thread_id, %s) = %s"
+        prefix = (len(thread) + 1, thread + "/")
+        assert conn.execute(steps_sql, prefix).fetchone()[0] > 0
+    deleted = subprocess.run(
+        [sys.executable, "-m", "soothe", "threads", "delete", thread],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env.environ(SOOTHE_STORAGE__BACKEND="postgresql", SOOTHE_STORAGE__DSN=pg_dsn),
+    )
+    assert deleted.returncode == 0, deleted.stderr
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        assert conn.execute(steps_sql, prefix).fetchone()[0] == 0
+        for table in ("checkpoint_writes", "checkpoint_blobs"):
+            sql = f"SELECT count(*) FROM {table} WHERE left(thread_id, %s) = %s"
+            assert conn.execute(sql, prefix).fetchone()[0] == 0, table
+
+
+async def test_prune_checkpoints_takes_only_that_threads_steps(pg_dsn: str) -> None:
+    from langgraph.checkpoint.base import empty_checkpoint
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    from soothe.engine.context.store_pg import open_pool, prune_checkpoints
+
+    pool = await open_pool(pg_dsn)
+    try:
+        assert await prune_checkpoints(pool, "t1") == 0  # no checkpointer tables yet
+        saver = AsyncPostgresSaver(pool)
+        await saver.setup()
+        for thread in ("t1/G1-L1/S-01/1", "t1/G1-L1/S-02/1", "t10/G2-L1/S-01/1", "G1-L1"):
+            config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+            done = await saver.aput(config, empty_checkpoint(), {}, {})
+            await saver.aput_writes(done, [("messages", "x")], "task-1")
+        assert await prune_checkpoints(pool, "t1") >= 4
+        async with pool.connection() as conn:
+            left = await (await conn.execute("SELECT thread_id FROM checkpoints")).fetchall()
+        assert sorted(r["thread_id"] for r in left) == ["G1-L1", "t10/G2-L1/S-01/1"]
+    finally:
+        await pool.close()

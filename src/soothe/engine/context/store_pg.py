@@ -192,6 +192,24 @@ async def open_pool(dsn: str, *, schema: str | None = None, max_size: int = 8) -
     return pool
 
 
+async def prune_checkpoints(pool: Any, thread_id: str) -> int:
+    """Delete a thread's step checkpoints from AsyncPostgresSaver's tables (threads
+    ``{thread}/...``, as ``agent.journal.prune_thread`` does on SQLite); the rows gone."""
+    prefix = thread_id + "/"
+    gone = 0
+    async with pool.connection() as conn, conn.transaction():
+        for table in ("checkpoint_writes", "checkpoint_blobs", "checkpoints"):
+            rows = await _rows(conn, "SELECT to_regclass(%s)", (table,))
+            if rows[0][0] is None:  # the checkpointer never set up on this database
+                continue
+            async with conn.cursor() as cur:
+                await cur.execute(
+                    f"DELETE FROM {table} WHERE left(thread_id, %s) = %s", (len(prefix), prefix)
+                )
+                gone += max(cur.rowcount, 0)
+    return gone
+
+
 async def _rows(conn: AsyncConnection[Any], sql: str, params: Sequence[Any] = ()) -> list[Any]:
     from psycopg.rows import tuple_row
 

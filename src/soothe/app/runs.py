@@ -11,6 +11,8 @@ import contextlib
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
+from textual.worker import Worker
+
 from soothe.app.attention import RUN_WORTH_TELLING_S, sequence
 from soothe.app.commands import BY_NAME, SlashCommand, parse, unescape
 from soothe.app.screens.main import MainScreen
@@ -186,6 +188,12 @@ class RunControl(_Base):
     async def _settle(self) -> None:
         with contextlib.suppress(Exception):
             await self.handler.wait_idle(timeout=1.0)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The run worker ends after RunFinished / RunFailed was shown: only then does
+        esc stop meaning Interrupt, so the footer is refreshed here too."""
+        if event.worker is self._run_worker:
+            self.refresh_bindings()
 
     def action_interrupt(self) -> None:
         if self._run_worker is not None and not self._run_worker.is_finished:

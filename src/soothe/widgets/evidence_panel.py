@@ -24,7 +24,7 @@ def _prompt(entry: EvidenceView) -> Content:
     origin = "/".join(part for part in (entry.goal_id, entry.step_id) if part) or "run"
     summary = " ".join(entry.summary.split())
     return Content.assemble(
-        (f"{entry.kind:<9}", KIND_STYLES.get(entry.kind, "$text-muted")),
+        (f"{entry.kind:<8} ", KIND_STYLES.get(entry.kind, "$text-muted")),
         (origin, "$text-muted"),
         "\n",
         summary,

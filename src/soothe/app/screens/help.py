@@ -78,11 +78,16 @@ def help_content(
     configured: Sequence[str] = (),
 ) -> Content:
     parts: list[Content | tuple[str, str] | str] = []
-    for scope, rows in help_rows(overrides):
+    scopes = help_rows(overrides)
+    every = [row for _, rows in scopes for row in rows]
+    # at least one space between the columns, however long a key or description is
+    key_width = max([KEY_WIDTH, *(len(keys) + 1 for keys, _, _ in every)])
+    desc_width = max([DESC_WIDTH, *(len(description) + 1 for _, description, _ in every)])
+    for scope, rows in scopes:
         parts.append((f"{scope}\n", "bold $primary"))
         for keys, description, binding_id in rows:
-            parts.append((f"  {keys:<{KEY_WIDTH}}", "$accent"))
-            parts.append(f"{description:<{DESC_WIDTH}}")
+            parts.append((f"  {keys:<{key_width}}", "$accent"))
+            parts.append(f"{description:<{desc_width}}")
             parts.append((f"{binding_id}\n", "$text-muted"))
         parts.append("\n")
     parts.append(("Commands (type in the prompt)\n", "bold $primary"))

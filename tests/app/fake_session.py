@@ -321,6 +321,15 @@ class FakeSession:
             ev.GoalUpdated(goal_id=goal_id, depends_on=edges, thread_id=self.thread_id)
         )
 
+    async def remove_dependency(self, goal_id: str, depends_on: str) -> None:
+        self.calls.append(("remove_dependency", (goal_id, depends_on)))
+        goal = self._goals[goal_id]
+        edges = [d for d in goal.depends_on if d != depends_on]
+        self._goals[goal_id] = goal.model_copy(update={"depends_on": edges})
+        self.bus.publish(
+            ev.GoalUpdated(goal_id=goal_id, depends_on=edges, thread_id=self.thread_id)
+        )
+
     def _move(self, goal_id: str, to: str, reason: str = "") -> None:
         goal = self._goals[goal_id]
         self.publish(

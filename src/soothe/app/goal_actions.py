@@ -50,6 +50,7 @@ class GoalActions(_Base):
         actions: dict[str, Callable[[GoalView], None]] = {
             "details": self._goal_details,
             "depend": self._pick_dependency,
+            "undepend": self._pick_removal,
             "cancel": self._cancel_goal,
             "suspend": self._toggle_suspend,
             "resume": self._toggle_suspend,
@@ -82,6 +83,22 @@ class GoalActions(_Base):
                 self.call_session(lambda s: s.add_dependency(gid, other), what="add the dependency")
 
         self.push_screen(DependencyDialog(goal, candidates), picked)
+
+    def _pick_removal(self, goal: GoalView) -> None:
+        """D: pick one of the goals this one waits for; it stops waiting for it."""
+        gid = goal.id
+        waits_for = [g for d in goal.depends_on if (g := self.handler.goals.get(d)) is not None]
+        if not waits_for:
+            self.notify(f"{gid} waits for no other goal.", severity="warning")
+            return
+
+        def picked(other: str | None) -> None:
+            if other:
+                self.call_session(
+                    lambda s: s.remove_dependency(gid, other), what="remove the dependency"
+                )
+
+        self.push_screen(DependencyDialog(goal, waits_for, removing=True), picked)
 
     def _cancel_goal(self, goal: GoalView) -> None:
         gid = goal.id

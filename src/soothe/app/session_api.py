@@ -66,6 +66,9 @@ class SessionAPI(Protocol):
     async def add_dependency(self, goal_id: str, depends_on: str) -> None:
         """Raises ValueError with a one-line message when the edge would make a cycle."""
 
+    async def remove_dependency(self, goal_id: str, depends_on: str) -> None:
+        """The goal stops waiting for ``depends_on`` (published as goal.updated)."""
+
     def dependency_candidates(self, goal_id: str) -> list[str]:
         """The goals ``goal_id`` may newly wait for: not itself, not already a dependency,
         none that would close a cycle (the engine's own check)."""

@@ -452,6 +452,9 @@ class Session:
     async def add_dependency(self, goal_id: str, depends_on: str) -> None:
         await self.context.add_dependency(goal_id, depends_on)
 
+    async def remove_dependency(self, goal_id: str, depends_on: str) -> None:
+        await self.context.remove_dependency(goal_id, depends_on)
+
     def dependency_candidates(self, goal_id: str) -> list[str]:
         """This thread's goals ``goal_id`` may newly wait for: not itself, not already a
         dependency, none that would close a cycle (``ContextEngine.would_cycle``)."""
@@ -561,12 +564,7 @@ class Session:
             await self.context.delete_thread(thread_id)
             # The thread's step checkpoints and its journal of file changes go with it.
             data_dir = Path(self.settings.storage.data_dir)
-            if self._postgres:  # AsyncPostgresSaver's tables; the journal is local
-                from soothe.engine.context.store_pg import prune_checkpoints
-
-                await prune_checkpoints(self._pool, thread_id)
-                prune_thread(":memory:", data_dir, thread_id)
-            else:
+            if not self._postgres:  # (PostgreSQL: the checkpoints stay in the store)
                 prune_thread(
                     self._checkpoint_path or data_dir / "checkpoints.db", data_dir, thread_id
                 )

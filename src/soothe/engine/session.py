@@ -557,6 +557,16 @@ class Session:
             return UndoReport()
         return apply_undo(self._journal, plan_undo(self._journal, thread_id))
 
+    async def watch_store(self) -> None:
+        """On PostgreSQL, follow the goals other workers run (context/watch.py: a poll
+        every 2 s publishes their changes on this bus) until cancelled; on SQLite no one
+        else writes, so it returns at once."""
+        if not self._postgres:
+            return
+        from soothe.engine.context.watch import watch_store
+
+        await watch_store(self.context, self.bus)
+
     async def delete_thread(self, thread_id: str) -> None:
         from soothe.engine.agent.journal import prune_thread
 

@@ -114,19 +114,22 @@ class ContextEngine:
         """True on a store other processes write too (PostgreSQL): read it fresh."""
         return self._store.dialect != "sqlite"
 
-    async def refresh(self) -> None:
+    async def refresh(self) -> dict[str, GoalNode]:
         """Read the whole state again from the store (on a shared store other workers
-        changed it); events are not replayed."""
+        changed it); events are not replayed (``watch.poll`` publishes the difference).
+        Returns the goals as they were just before."""
         async with self._uow.lock:
             self._uow.check_open()
             loaded = await self._store.load(self._state.ledger.max_entries)
             state = self._state
+            before = dict(state.graph.goals)
             state.graph = GoalGraph()
             state.dags = {}
             state.evidence = {}
             state.threads = {}
             state.ledger = Ledger(state.ledger.max_entries)
             state.restore(loaded)
+        return before
 
     async def __aenter__(self) -> ContextEngine:
         return self

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from soothe.engine.context.watch import replayed
 from soothe.engine.events import EventBase, ModelProfileResolved, StepToken, Usage
 
 if TYPE_CHECKING:
@@ -64,6 +65,8 @@ class TranscriptRecorder:
 
     def observe(self, event: EventBase) -> None:
         if isinstance(event, Usage | ModelProfileResolved):  # not a thread's history
+            return
+        if replayed(event):  # another process's change, recorded by that process
             return
         thread = event.thread_id or self.current_thread()
         if not thread:

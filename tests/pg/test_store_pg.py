@@ -89,3 +89,26 @@ def test_dsn_password_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
     shown = settings.masked()["storage"]["dsn"]
     assert shown == "postgresql://bob:***@db.example:5432/soothe"
     assert "s3cret" not in redact_dsn("host=db password=s3cret dbname=x")
+
+
+async def test_a_write_touches_only_what_it_changes(pg_dsn: str) -> None:
+    """A worker blocking a failed goal's dependent writes that goal's status and error,
+    not its stale copy of the rest: another worker's new priority for it stays."""
+    a = await ContextEngine.open(await PgStore.open(pg_dsn))
+    b = await ContextEngine.open(await PgStore.open(pg_dsn))
+    try:
+        first = await a.create_goal("first", max_retries=0)
+        later = await a.create_goal("later", depends_on=[first.id], max_retries=0)
+        await b.refresh()
+        await b.set_priority(later.id, 90)  # a's copy of `later` still says 50
+        await a.activate_goal(first.id)
+        await a.fail_goal(first.id, "broken", allow_retry=False)
+        assert a.get_goal(later.id).status == "blocked"
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT status, priority FROM goals WHERE id = %s", (later.id,)
+            ).fetchone()
+        assert row == ("blocked", 90)
+    finally:
+        await a.close()
+        await b.close()

@@ -186,7 +186,14 @@ def goal_ops(old: GoalNode | None, new: GoalNode | None) -> list[Op]:
             ops.append(("DELETE FROM goals WHERE id = ?", (old.id,)))
             ops.append(("DELETE FROM goal_edges WHERE src = ?", (old.id,)))
         return ops
-    ops.append((UPSERT_GOAL, goal_row(new)))
+    if old is None:
+        ops.append((UPSERT_GOAL, goal_row(new)))
+    else:  # only the columns that changed: on a shared store the others may be newer
+        changed = [c for c in GOAL_COLUMNS[1:] if getattr(old, c) != getattr(new, c)]
+        if changed:
+            sets = ", ".join(f"{c} = ?" for c in changed)
+            values = tuple(getattr(new, c) for c in changed)
+            ops.append((f"UPDATE goals SET {sets} WHERE id = ?", (*values, new.id)))
     for kind in EDGE_KINDS:
         before: tuple[str, ...] = getattr(old, kind) if old is not None else ()
         after: tuple[str, ...] = getattr(new, kind)
@@ -372,7 +379,11 @@ class Store:
         ]
 
     async def transcript(
-        self, thread_id: str, before: int | None = None, limit: int | None = None
+        self,
+        thread_id: str,
+        before: int | None = None,
+        limit: int | None = None,
+        after: int | None = None,
     ) -> list[tuple[int, str]]:
         """A thread's transcript records ``(id, json)`` oldest first; ``before`` an id and
         ``limit`` give the newest ``limit`` older than it (paging back)."""
@@ -381,6 +392,14 @@ class Store:
         if before is not None:
             sql += " AND id < ?"
             params.append(before)
+        if after is not None:  # the oldest ``limit`` newer than it (paging forward)
+            sql += " AND id > ? ORDER BY id"
+            params.append(after)
+            if limit is not None:
+                sql += " LIMIT ?"
+                params.append(max(0, limit))
+            async with self.db.execute(sql, params) as cursor:
+                return [(int(r[0]), str(r[1])) for r in await cursor.fetchall()]
         sql += " ORDER BY id DESC"
         if limit is not None:
             sql += " LIMIT ?"
@@ -388,6 +407,17 @@ class Store:
         async with self.db.execute(sql, params) as cursor:
             rows = await cursor.fetchall()
         return [(int(r[0]), str(r[1])) for r in reversed(list(rows))]
+
+    async def transcript_id_of(self, thread_id: str, seq: int) -> int | None:
+        """The id of the thread's newest record of the event numbered ``seq`` (a live
+        block's origin, see ``Transcript``), or None."""
+        sql = (
+            "SELECT id FROM transcript WHERE thread_id = ?"
+            " AND json_extract(data, '$.event.seq') = ? ORDER BY id DESC LIMIT 1"
+        )
+        async with self.db.execute(sql, (thread_id, seq)) as cursor:
+            row = await cursor.fetchone()
+        return int(row[0]) if row else None
 
     async def migrate(self) -> int:
         async with self.db.execute("PRAGMA user_version") as cursor:

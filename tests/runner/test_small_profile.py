@@ -5,6 +5,7 @@ what the server RECEIVED."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,7 @@ def test_small_profile_read_only_request_offers_read_only_tools_and_short_prompt
     events = [parse_event(line) for line in result.out.splitlines()]
     assert events[0].type == "model.profile"
     assert (events[0].profile, events[0].reason) == ("small", "configured")
+    assert {e.thread_id for e in events} == {events[-1].thread_id} != {""}
     (step,) = _steps(fake)
     assert _tools_of(step) == list(READ_ONLY_TOOLS)
     system = step["messages"][0]["content"]
@@ -136,3 +138,25 @@ def test_default_profile_offers_every_tool_and_says_so(
     (step,) = _steps(fake)
     assert "write_file" in _tools_of(step)
     assert str(env.workspace) in step["messages"][0]["content"]
+
+
+def test_the_small_profile_is_a_progress_line_on_a_terminal(
+    soothe, brain: Brain, env: Env, fake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    _small(monkeypatch, env)
+    brain.add("Classification", {"label": "simple"})
+    brain.add("PlanGeneration", {"steps": [{"id": "S-01", "description": "Summarize it"}]})
+    brain.step("S-01", "A demo project.")
+    err = Tty()
+    monkeypatch.setattr("sys.stderr", err)
+
+    result = soothe("-p", "Summarize README.md")
+
+    assert result.code == 0
+    lines = err.getvalue().splitlines()
+    assert lines[0] == "model llama3.2: profile small (configured)"
+    assert lines[1].startswith("goal G")

@@ -135,14 +135,24 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
             await session.start()
         finally:
             started.close()
-        for event in started.drain():
-            if isinstance(event, ModelProfileResolved):
-                _emit(event, args.json, show_progress, stdout, stderr)
+        profile = [e for e in started.drain() if isinstance(e, ModelProfileResolved)]
+
+        def show_profile() -> None:
+            """The profile event, once, under the thread the run follows (every --json
+            line names one thread); a progress line only for a non-default profile."""
+            for event in profile:
+                event = event.model_copy(update={"thread_id": session.thread_id})
+                _emit(
+                    event, args.json, show_progress and event.profile != "default", stdout, stderr
+                )
+            profile.clear()
+
         answerer = Answerer(session, settings, sys.stdin, stderr)
 
         async def consume(work: Callable[[], Awaitable[RunOutcome]]) -> None:
             nonlocal answer, failure, last
             answer, failure, last = None, None, None
+            show_profile()
             # aclosing: if rendering fails (e.g. a closed pipe), the run is stopped and its
             # goals suspended before the session closes, not after.
             async with contextlib.aclosing(follow(session, work)) as events:

@@ -98,7 +98,7 @@ def test_sigkilled_worker_resumed_from_postgres_checkpoints(
         {"status": "done", "goal_progress": "complete", "require_goal_completion": True},
     )
     brain.always["complete"] = "a.txt says alpha; b.txt says beta."
-    survivor = _worker(env, pg_dsn, "--lease", "2", "--idle-exit", "2")
+    survivor = _worker(env, pg_dsn, "--lease", "2", "--idle-exit", "5")
     out, err = survivor.communicate(timeout=120)
     assert survivor.returncode == 0, err
     assert f"{goal_id} completed" in out, (out, err, brain.kinds()[before:], brain.unscripted)

@@ -7,6 +7,7 @@ paint before it; everything after that goes through the runner and the ContextEn
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime as dt
 from collections.abc import Callable, Iterator, Mapping
@@ -74,6 +75,7 @@ class Session:
         self._pool: Any = None
         self._lock: Any = None
         self._started = False
+        self._runs: set[asyncio.Task[Any]] = set()
         self._storage_only = False
         self.profile: ModelProfile = DEFAULT_PROFILE
         """The resolved model profile (``start()`` resolves it; ``profile.small``)."""
@@ -328,6 +330,7 @@ class Session:
             return
         if not self._started:
             return
+        await self._interrupt_runs()
         self._started = False
         self.broker.cancel_all()
         if self.recorder is not None:
@@ -378,18 +381,44 @@ class Session:
 
     async def run(self, text: str, *, autonomous: bool = False) -> RunOutcome:
         """One request; its events are on ``bus``; cancelling interrupts it."""
-        thread_id = await self.ensure_thread(text)
-        return await self.runner.run(text, thread_id, autonomous=autonomous)
+        with self._tracked():
+            thread_id = await self.ensure_thread(text)
+            return await self.runner.run(text, thread_id, autonomous=autonomous)
 
     async def run_goals(self) -> RunOutcome:
-        thread_id = await self.ensure_thread("goals")
-        return await self.runner.run_goals(thread_id)
+        with self._tracked():
+            thread_id = await self.ensure_thread("goals")
+            return await self.runner.run_goals(thread_id)
 
     def unfinished_goals(self) -> list[Any]:
         return self.runner.unfinished_goals(self.thread_id) if self.thread_id else []
 
     async def resume(self) -> RunOutcome:
-        return await self.runner.resume(self.thread_id)
+        with self._tracked():
+            return await self.runner.resume(self.thread_id)
+
+    @contextlib.contextmanager
+    def _tracked(self) -> Iterator[None]:
+        """Remember the task a run goes on in, so ``close`` can interrupt it first."""
+        task = asyncio.current_task()
+        if task is not None:
+            self._runs.add(task)
+        try:
+            yield
+        finally:
+            if task is not None:
+                self._runs.discard(task)
+
+    async def _interrupt_runs(self) -> None:
+        """Cancel runs still going and let them suspend their goals (as Esc does), before
+        the broker cancels what they wait for: a pending approval must stay pending in
+        the checkpoint, not be answered 'cancelled' while its step goes on."""
+        current = asyncio.current_task()
+        runs = [t for t in self._runs if t is not current and not t.done()]
+        for task in runs:
+            task.cancel()
+        if runs:
+            await asyncio.wait(runs, timeout=5.0)
 
     # --- goals --------------------------------------------------------------------------
 

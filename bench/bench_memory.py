@@ -15,6 +15,7 @@ import asyncio
 import gc
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,6 +53,7 @@ async def main(checkpoints: list[int]) -> None:
             await pilot.pause()
             print(f"start: {rss_mb():.0f} MB", flush=True)
             done = 0
+            began = time.perf_counter()
             for target in sorted(checkpoints):
                 while done < target:
                     app.start_run(REQUESTS[done % len(REQUESTS)])
@@ -61,8 +63,11 @@ async def main(checkpoints: list[int]) -> None:
                 await pilot.pause()
                 gc.collect()
                 blocks = len(app.main.stream.children)
+                widgets = len(list(app.screen.walk_children()))
+                per = (time.perf_counter() - began) / done
                 print(
-                    f"after {done} requests: {rss_mb():.0f} MB ({blocks} widgets in the stream)",
+                    f"after {done} requests: {rss_mb():.0f} MB ({blocks} blocks mounted in "
+                    f"the stream, {widgets} widgets on the screen; {per:.2f} s per request)",
                     flush=True,
                 )
 

@@ -189,3 +189,65 @@ async def test_a_reopened_thread_shows_the_same_blocks(tmp_path: Path) -> None:
     reopened = ViewState(RecordingPort())
     reopened.restore(snapshot, records_of(snapshot))
     assert {key: reopened.blocks(key) for key in keys} == before
+
+
+async def test_released_blocks_page_back_from_the_store(tmp_path: Path) -> None:
+    """A small cap releases the oldest blocks; paging back from the store (by the live
+    events' seq, then by record id) brings the same blocks back, oldest first."""
+    from soothe.app.view_port import parse_records
+    from soothe.widgets import transcript as tr
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("# Kettle\nA tool that boils water.\n")
+    settings = Settings(
+        model={"provider": "demo"},
+        tools={"workspace": workspace},
+        storage={"data_dir": tmp_path / "data"},
+    )
+    session = Session(settings)
+    await session.start()
+    full = ViewState(RecordingPort())
+    capped = ViewState(RecordingPort())
+    capped.view(CONVERSATION).max_segments = 4
+    session.bus.add_listener(full.feed)
+    session.bus.add_listener(capped.feed)
+    try:
+        for text in ["What is 2+2?", "Summarise README.md in one line", "What is 3+3?"]:
+            await session.run(text)
+        conversation = capped.view(CONVERSATION)
+        assert conversation.released and conversation.earlier
+        assert capped.blocks() == full.blocks()[-4:]
+        pages = 0
+        while (cursor := capped.earlier_cursor(CONVERSATION)) is not None:
+            where = {"before": cursor} if cursor > 0 else {"before_seq": -cursor}
+            rows = await session.transcript(session.thread_id, limit=5, **where)
+            after = max((int(r["id"]) for r in rows), default=0)
+            following = await session.transcript(session.thread_id, after=after, limit=40)
+            capped.page_back(
+                CONVERSATION,
+                parse_records(rows),
+                more=len(rows) >= 5,
+                following=parse_records(following),
+            )
+            pages += 1
+            assert pages < 50
+        assert pages > 1  # the first page by seq, the next ones by record id
+        assert capped.blocks() == full.blocks()
+        conversation.trim()
+        assert len(conversation) == 4 and conversation.earlier
+    finally:
+        await session.close()
+    assert tr.MAX_SEGMENTS >= 100
+
+
+def test_an_interrupted_run_is_a_fact_the_transcript_keeps() -> None:
+    port = RecordingPort()
+    state = ViewState(port)
+    state.feed(ev.RunStarted(text="long job", thread_id="t1"))
+    state.feed(ev.RunFailed(error="interrupted by the user", kind="interrupted", thread_id="t1"))
+    assert state.blocks()[-1] == {"note": "interrupted", "kind": "warn"}
+    assert not port.named("notify")  # the user did it: no error toast
+    again = ViewState(RecordingPort())
+    again.replay([(ev.RunFailed(error="x", kind="interrupted"), 1, 7)])
+    assert again.blocks() == [{"note": "interrupted", "kind": "warn"}]

@@ -14,10 +14,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from soothe.app.session_api import EvidenceView, GoalView, ThreadSnapshot
+from soothe.app.view_port import parse_records
 from soothe.app.view_state import CONVERSATION, ViewState, one_line, records_of
 from soothe.engine import events as ev
 from soothe.widgets.goal_tree import NodeRef
-from soothe.widgets.transcript import Block, NoteKind, Transcript
+from soothe.widgets.transcript import Block, Note, NoteKind, Transcript
 
 if TYPE_CHECKING:
     from soothe.app.main import SootheApp
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 __all__ = ["CONVERSATION", "AppPort", "EventHandler"]
 
 DRAIN_INTERVAL = 1 / 20
+PAGE_RECORDS = 200
+"""Stored transcript records read per page when the user scrolls back past what is held."""
 FOLLOW_QUIET_S = 4.0
 """A new run or an activated goal takes the middle panel unless the user scrolled or
 selected something this recently."""
@@ -37,6 +40,7 @@ class AppPort:
     def __init__(self, app: SootheApp) -> None:
         self.app = app
         self.last_user_move = float("-inf")
+        self._paging = False
 
     def upsert_goal(self, goal: GoalView) -> None:
         self.app.main.goal_tree.upsert_goal(goal)
@@ -51,7 +55,20 @@ class AppPort:
         self.app.main.goals_changed(count)
 
     def show(self, transcript: Transcript) -> None:
-        self.app.main.stream.show(transcript)
+        stream = self.app.main.stream
+        stream.load_earlier = self.load_earlier
+        stream.show(transcript)
+
+    def load_earlier(self, key: str) -> bool:
+        """Page the view's released blocks back in from the store (home at the top)."""
+        handler = self.app.handler
+        cursor = handler.state.earlier_cursor(key)
+        session = self.app.session
+        if cursor is None or session is None or not session.thread_id or self._paging:
+            return False
+        self._paging = True
+        self.app.run_worker(handler.page_back(key, cursor), group="page-back")
+        return True
 
     def touch(self, blocks: list[Block]) -> None:
         self.app.main.stream.touch(blocks)
@@ -220,8 +237,27 @@ class EventHandler:
 
     # -- what the app asks -------------------------------------------------------------------
 
+    async def page_back(self, key: str, cursor: int) -> None:
+        """Read the records before ``cursor`` and put the blocks they made in front."""
+        stream = self.app.main.stream
+        try:
+            session = self.app.require_session()
+            where = {"before": cursor} if cursor > 0 else {"before_seq": -cursor}
+            rows = await session.transcript(session.thread_id, limit=PAGE_RECORDS, **where)
+            added = self.state.page_back(key, parse_records(rows), more=len(rows) >= PAGE_RECORDS)
+            if stream.key == key:
+                stream.show_loaded(stream.window + added)
+        except Exception as exc:  # paging back must never break the view
+            self._display_error(ev.ErrorEvent(message="page back", kind="page"), exc)
+        finally:
+            self.port._paging = False
+
     def local_note(self, text: str, kind: NoteKind = "info") -> None:
-        """A note from the app itself (interrupted, goal added...), shown right away."""
+        """A note from the app itself, shown right away; not repeated when the engine
+        already said it (an interrupted run publishes its own RunFailed)."""
+        last = self.state.view(CONVERSATION).segments
+        if last and isinstance(last[-1], Note) and last[-1].text == text:
+            return
         self.state.note([CONVERSATION], text, kind)
         self.state.flush()
 
@@ -266,9 +302,19 @@ class EventHandler:
         self.state.set_evidence(entries)
 
     def engine_error(self, exc: BaseException, where: str = "run") -> None:
+        """An error that escaped the engine: published on the session's bus as an
+        ErrorEvent, so the transcript keeps it (a reopened thread shows it) and the view
+        model shows it like any event (a note and a toast)."""
         message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        self.local_note(f"{where} stopped by an error: {message}", "error")
-        self.app.notify(one_line(message, 200), title=f"Engine error ({where})", severity="error")
+        text = f"{where} stopped by an error: {message}"
+        session = self.app.session
+        if session is None:
+            self.local_note(text, "error")
+            self.app.notify(
+                one_line(message, 200), title=f"Engine error ({where})", severity="error"
+            )
+            return
+        session.bus.publish(ev.ErrorEvent(message=text, kind=f"Engine error ({where})"))
 
     def shutdown(self) -> None:
         with contextlib.suppress(Exception):

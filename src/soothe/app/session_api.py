@@ -9,7 +9,7 @@ them without reaching into engine internals.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from soothe.engine.outcome import RunOutcome
 from soothe.engine.views import (
@@ -89,6 +89,19 @@ class SessionAPI(Protocol):
     async def list_threads(self) -> list[ThreadView]: ...
 
     async def open_thread(self, thread_id: str) -> ThreadSnapshot: ...
+
+    async def transcript(
+        self,
+        thread_id: str,
+        *,
+        before: int | None = None,
+        limit: int | None = None,
+        before_seq: int | None = None,
+        after: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """Stored transcript records (``id``, ``event``, ``tokens``) oldest first; paging
+        back from a record id or a live event's seq."""
+        ...
 
     async def new_thread(self) -> str: ...
 

@@ -40,6 +40,17 @@ class ViewPort(Protocol):
         """A new request or a goal that became active wants the middle panel."""
 
 
+class NullPort:
+    """A port to no screen: a scratch view model rebuilds blocks with it (paging back)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return _ignore
+
+
+def _ignore(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
 def one_line(text: str, limit: int = 160) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -62,9 +73,16 @@ def parents_first(views: list[GoalView]) -> list[GoalView]:
     return ordered
 
 
-def records_of(snapshot: ThreadSnapshot) -> list[tuple[ev.EventBase, int]]:
-    """The stored transcript of a snapshot as events to replay (with their token counts)."""
-    return [(ev.parse_event(r["event"]), int(r.get("tokens", 1))) for r in snapshot.transcript]
+def records_of(snapshot: ThreadSnapshot) -> list[tuple[ev.EventBase, int, int]]:
+    """The stored transcript of a snapshot as events to replay (with their token counts
+    and record ids)."""
+    return parse_records(snapshot.transcript)
+
+
+def parse_records(rows: Iterable[dict[str, Any]]) -> list[tuple[ev.EventBase, int, int]]:
+    return [
+        (ev.parse_event(r["event"]), int(r.get("tokens", 1)), int(r.get("id", 0))) for r in rows
+    ]
 
 
 def same_text(a: str, b: str) -> bool:

@@ -15,10 +15,11 @@ state) off, so a reopened thread shows the same blocks in the same order as befo
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 from soothe.app.view_port import (
     CONVERSATION,
+    NullPort,
     RequestEvents,
     ViewPort,
     one_line,
@@ -43,6 +44,10 @@ from soothe.widgets.transcript import (
 
 __all__ = ["CONVERSATION", "ViewPort", "ViewState", "one_line", "records_of"]
 
+INTERRUPTED = "interrupted"
+MAX_CARDS = 200
+"""Step cards kept by key (for their later events); finished ones beyond are let go."""
+
 
 class ViewState(RequestEvents):
     def __init__(self, port: ViewPort) -> None:
@@ -60,6 +65,10 @@ class ViewState(RequestEvents):
         self.tokens_in = 0
         self.tokens_out = 0
         self._touched: dict[int, Block] = {}
+        self._origin = 0
+        self.paging = False
+        """A scratch view model rebuilding a page of the store (see ``page_back``)."""
+        """Where the store keeps the event being fed (see ``Transcript.origins``)."""
         self._denied: set[tuple[str | None, str | None, str]] = set()
         self._dispatch: dict[type[ev.EventBase], Callable[[Any], None]] = {
             ev.RunStarted: self._run_started,
@@ -95,15 +104,32 @@ class ViewState(RequestEvents):
 
     # -- feeding -----------------------------------------------------------------------------
 
-    def feed(self, event: ev.EventBase, *, tokens: int = 1) -> None:
+    def feed(self, event: ev.EventBase, *, tokens: int = 1, origin: int | None = None) -> None:
         """Apply one event. ``tokens`` is how many stream pieces a StepToken stands for
-        (a stored transcript keeps each step's text coalesced)."""
+        (a stored transcript keeps each step's text coalesced); ``origin`` is its record
+        id in the store (live events are found by their ``seq``)."""
+        if origin is None:
+            origin = -event.seq if self.live else 0
+        self._origin = origin
         if isinstance(event, ev.StepToken):
             self._step_token(event, tokens)
             return
         handler = self._dispatch.get(type(event))
         if handler is not None:
             handler(event)
+        if len(self.cards) > MAX_CARDS:
+            self._forget_cards()
+
+    def _forget_cards(self) -> None:
+        """Let go of finished steps' cards (the views and the store keep what they showed);
+        a card still streaming, or one the visible view holds, stays."""
+        shown = self.view(self.visible)
+        for key in list(self.cards):
+            if len(self.cards) <= MAX_CARDS // 2:
+                break
+            card = self.cards[key]
+            if card.status != "active" and card not in shown:
+                del self.cards[key]
 
     def flush(self) -> None:
         """Give the screen the blocks of the visible view that changed since last time."""
@@ -111,16 +137,59 @@ class ViewState(RequestEvents):
             touched, self._touched = list(self._touched.values()), {}
             self.port.touch(touched)
 
-    def replay(self, records: Iterable[tuple[ev.EventBase, int]]) -> None:
-        """Feed stored events with the side effects off (see ``restore``)."""
+    def replay(self, records: Iterable[tuple[Any, ...]]) -> None:
+        """Feed stored events ``(event, tokens[, record id])`` with the side effects off
+        (see ``restore``)."""
         self.live = False
         try:
-            for event, tokens in records:
-                self.feed(event, tokens=tokens)
+            for event, tokens, *rest in records:
+                self.feed(event, tokens=tokens, origin=rest[0] if rest else 0)
         finally:
             self.live = True
         self.running = False
         self._touched.clear()
+
+    # -- paging back (released blocks come back from the store) ------------------------------
+
+    def earlier_cursor(self, key: str) -> int | None:
+        """Where to page ``key``'s view back from: the origin of its oldest block (a record
+        id, or ``-seq`` of a live event), or None when the store has nothing older."""
+        transcript = self.view(key)
+        return transcript.cursor if transcript.earlier else None
+
+    def page_back(
+        self,
+        key: str,
+        records: list[tuple[Any, ...]],
+        *,
+        more: bool,
+        following: list[tuple[Any, ...]] = (),  # type: ignore[assignment]
+    ) -> int:
+        """Rebuild the blocks of ``key``'s view from stored records older than it holds
+        (replayed on a scratch view model, so nothing live changes) and put them in
+        front. ``following`` are the records after the page: replayed too, so a step
+        card that started in the page shows how it went on, but the blocks they make
+        (held already) are not taken. Returns how many blocks came back."""
+        if not records:
+            self.view(key).earlier = False
+            return 0
+        last = max(int(r[2]) for r in records)
+        scratch = ViewState(cast(ViewPort, NullPort()))
+        scratch.paging = True
+        for event, *_ in [*records, *following]:  # does the page start inside a run?
+            if isinstance(event, ev.RunStarted):
+                break
+            if isinstance(event, ev.RunFinished | ev.RunFailed):
+                scratch.running = True
+                break
+        scratch.goals = dict(self.goals)
+        scratch.replay([*records, *following])
+        found = scratch.views.get(key)
+        pairs = list(zip(found.segments, found.origins, strict=True)) if found else []
+        pairs = [(block, origin) for block, origin in pairs if 0 < origin <= last]
+        start = min(int(r[2]) for r in records)
+        self.view(key).prepend([b for b, _ in pairs], [o for _, o in pairs], more=more, start=start)
+        return len(pairs)
 
     # -- views -------------------------------------------------------------------------------
 
@@ -151,7 +220,7 @@ class ViewState(RequestEvents):
 
     def put(self, keys: Iterable[str], block: Block) -> None:
         for key in keys:
-            self.view(key).add(block)
+            self.view(key).add(block, self._origin)
             if key == self.visible:
                 self._touched[id(block)] = block
 
@@ -241,9 +310,7 @@ class ViewState(RequestEvents):
         self.visible = CONVERSATION
         self.port.show(self.view(CONVERSATION))
 
-    def restore(
-        self, snapshot: ThreadSnapshot, records: Iterable[tuple[ev.EventBase, int]] = ()
-    ) -> None:
+    def restore(self, snapshot: ThreadSnapshot, records: Iterable[tuple[Any, ...]] = ()) -> None:
         """Show a stored thread: its replayed transcript (or, for a thread stored before
         transcripts were kept, its goals' final answers), goals and evidence."""
         self.reset()
@@ -279,6 +346,11 @@ class ViewState(RequestEvents):
 
     def _run_failed(self, event: ev.RunFailed) -> None:
         self.running = False
+        if event.kind == "interrupted":  # the user stopped it: a fact, not an error
+            self.note(self._keys(event), INTERRUPTED, "warn")
+            if self.live:
+                self.port.run_ended(None)
+            return
         self.note(self._keys(event), f"run failed: {event.error}", "error")
         if not self.live:
             return
@@ -428,6 +500,8 @@ class ViewState(RequestEvents):
         if card is None or (isinstance(event, ev.StepStarted) and card.status != "active"):
             card = StepCard(event.goal_id, event.step_id, description)
             self.cards[key] = card
+            if self.paging and not isinstance(event, ev.StepStarted):
+                return card  # a step that started before the page: its card is older
             self.put(self._keys(event), card)
         return card
 

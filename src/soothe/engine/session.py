@@ -557,13 +557,29 @@ class Session:
             transcript=await self.transcript(thread_id),
         )
 
-    async def transcript(self, thread_id: str) -> list[dict[str, Any]]:
-        """What the thread showed, as stored events in order (see ThreadSnapshot)."""
+    async def transcript(
+        self,
+        thread_id: str,
+        *,
+        before: int | None = None,
+        limit: int | None = None,
+        before_seq: int | None = None,
+        after: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """What the thread showed, as stored events in order, each with its record ``id``
+        (see ThreadSnapshot). ``before`` a record id (or ``before_seq``, a live event's
+        seq) and ``limit`` page back: the newest ``limit`` records older than it;
+        ``after`` a record id: the oldest ``limit`` newer than it."""
         from soothe.engine.context.transcript import decode
 
         if self.recorder is not None:
             await self.recorder.flush()
-        return [decode(data) for _, data in await self.context.transcript(thread_id)]
+        if before_seq is not None:
+            before = await self.context.transcript_id_of(thread_id, before_seq)
+            if before is None:
+                return []
+        rows = await self.context.transcript(thread_id, before, limit, after)
+        return [{**decode(data), "id": record} for record, data in rows]
 
     async def new_thread(self) -> str:
         self.thread_id = ""

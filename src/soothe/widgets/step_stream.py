@@ -4,12 +4,15 @@ It shows one Transcript (a view of the view model) at a time: notes, one live ca
 step (StepCardView: its text and tool calls, updated in place), tool calls outside a step
 and final answers (one Markdown widget each, set once). The event handler calls ``touch``
 with the blocks that changed in a batch; only the visible transcript is ever rendered, and
-only its last WINDOW blocks are mounted (home, or scrolling to the top, mounts more).
+only its last WINDOW blocks are mounted: what is on screen plus a window. Home (or
+scrolling to the top) mounts the next older window; past what the view model holds it asks
+``load_earlier`` (the app pages the blocks back in from the store). Back at the end, the
+extra blocks are released again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from textual.containers import VerticalScroll
@@ -28,8 +31,9 @@ if TYPE_CHECKING:
 
 EMPTY_TEXT = "Type a request below and press enter — or /goal TEXT to queue a goal. F1 for help."
 EMPTY_GOAL_TEXT = "Nothing streamed here yet."
-WINDOW = 120
-"""Blocks mounted at once; older ones are released (and mounted again on scroll back)."""
+WINDOW = 40
+"""Blocks mounted at once (a screen holds at most ~35): older ones are released (and
+mounted again on scroll back). Every mounted widget costs each frame's layout."""
 
 NOTE_ICONS = {
     "user": "› ",
@@ -84,6 +88,9 @@ class StepStream(VerticalScroll):
         self._earlier: Static | None = None
         self.window = WINDOW
         self.follow = True
+        self.load_earlier: Callable[[str], bool] | None = None
+        """Page older blocks of the view back in from the store (set by the app); returns
+        whether it will (it calls ``show_loaded`` when they are there)."""
 
     @property
     def key(self) -> str | None:
@@ -118,19 +125,29 @@ class StepStream(VerticalScroll):
         parts = []
         if hidden:
             parts.append(f"▲ {hidden} earlier block{'' if hidden == 1 else 's'} — home shows them")
-        if released:
-            parts.append(f"{released} older in the thread export (/export)")
+        if released or (self.transcript is not None and self.transcript.earlier):
+            parts.append("older ones load from the thread's history (home)")
         return " · ".join(parts)
 
     def show_earlier(self) -> bool:
         """Mount another window of older blocks (home, or scrolled to the top)."""
         transcript = self.transcript
-        if transcript is None or len(transcript) <= self.window:
+        if transcript is None:
             return False
-        self.show(transcript, window=self.window + WINDOW)
+        if len(transcript) <= self.window:
+            if transcript.earlier and self.load_earlier is not None:
+                return self.load_earlier(transcript.key)
+            return False
+        self.show_loaded(self.window + WINDOW)
+        return True
+
+    def show_loaded(self, window: int) -> None:
+        """Show the transcript's last ``window`` blocks from the top (paged back)."""
+        if self.transcript is None:
+            return
+        self.show(self.transcript, window=window)
         self.follow = False
         self.scroll_home(animate=False)
-        return True
 
     def touch(self, segments: Iterable[Block]) -> None:
         """Bring the view up to date with segments that were added or changed.
@@ -143,6 +160,10 @@ class StepStream(VerticalScroll):
         """
         if not self.follow and self._at_end():
             self.follow = True
+        if self.follow and self.window > WINDOW:  # back at the end: release paged-back blocks
+            self.window = WINDOW
+            if self.transcript is not None:
+                self.transcript.trim()
         self._touch(segments)
         if self.follow and not self._block_has_focus():
             self.scroll_end(animate=False)
@@ -150,6 +171,9 @@ class StepStream(VerticalScroll):
     def follow_end(self) -> None:
         """Jump to the newest output and keep following it (the user sent something)."""
         self.follow = True
+        if self.window > WINDOW and self.transcript is not None:
+            self.transcript.trim()
+            self.show(self.transcript)
         self.scroll_end(animate=False)
 
     def _size_updated(

@@ -16,7 +16,7 @@ from typing import Any, Literal
 NoteKind = Literal["user", "info", "plan", "step", "ok", "warn", "error", "reasoning"]
 CardStatus = Literal["active", "completed", "failed", "cancelled", "skipped", "suspended"]
 
-MAX_SEGMENTS = 400
+MAX_SEGMENTS = 200
 MAX_TEXT_CHARS = 120_000
 
 
@@ -163,16 +163,22 @@ Block = Note | ToolRun | StepCard | Answer
 class Transcript:
     """The blocks of one view, oldest released past ``max_segments``.
 
-    ``released`` counts the blocks dropped from the front (the store still has them; the
-    view model reloads them when the user scrolls back).
+    Each block has an ``origin``: where the store keeps the event that made it (a
+    transcript record id, or ``-seq`` for a live event whose record id is not known yet).
+    ``released`` counts the blocks dropped from the front and ``earlier`` says the store
+    may hold older ones: the view model pages them back in (``prepend``) when the user
+    scrolls back, from the records before ``cursor``.
     """
 
     def __init__(self, key: str, title: str, max_segments: int = MAX_SEGMENTS) -> None:
         self.key = key
         self.title = title
         self.segments: deque[Block] = deque()
+        self.origins: deque[int] = deque()
         self.max_segments = max_segments
         self.released = 0
+        self.earlier = False
+        self._start: int | None = None
 
     def __len__(self) -> int:
         return len(self.segments)
@@ -180,12 +186,46 @@ class Transcript:
     def __contains__(self, block: object) -> bool:
         return any(b is block for b in self.segments)
 
-    def add(self, segment: Block) -> Block:
+    def add(self, segment: Block, origin: int = 0) -> Block:
         self.segments.append(segment)
+        self.origins.append(origin)
         while len(self.segments) > self.max_segments:
             self.segments.popleft()
+            self.origins.popleft()
             self.released += 1
+            self.earlier = True
+            self._start = None
         return segment
+
+    def prepend(
+        self, blocks: list[Block], origins: list[int], *, more: bool, start: int | None = None
+    ) -> None:
+        """Put blocks paged back from the store before the ones held (``more``: the store
+        has older ones still; ``start``: the oldest record id read, paging goes on from
+        there even when the page made no block of this view)."""
+        self.segments.extendleft(reversed(blocks))
+        self.origins.extendleft(reversed(origins))
+        self.released = max(0, self.released - len(blocks))
+        self.earlier = more
+        self._start = start
+
+    def trim(self) -> None:
+        """Release what paging back added beyond the cap (the user is back at the end)."""
+        if len(self.segments) > self.max_segments:
+            self._start = None
+        while len(self.segments) > self.max_segments:
+            self.segments.popleft()
+            self.origins.popleft()
+            self.released += 1
+            self.earlier = True
+
+    @property
+    def cursor(self) -> int | None:
+        """Where to page back from: the oldest record read, else the origin of the oldest
+        block held."""
+        if self._start is not None:
+            return self._start
+        return self.origins[0] if self.origins else None
 
     def note(self, text: str, kind: NoteKind = "info") -> Note:
         note = Note(text, kind)

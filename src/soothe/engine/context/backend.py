@@ -36,8 +36,14 @@ class StoreBackend(Protocol):
     async def messages(self, thread_id: str, limit: int | None = None) -> list[ThreadMessage]: ...
 
     async def transcript(
-        self, thread_id: str, before: int | None = None, limit: int | None = None
+        self,
+        thread_id: str,
+        before: int | None = None,
+        limit: int | None = None,
+        after: int | None = None,
     ) -> list[tuple[int, str]]: ...
+
+    async def transcript_id_of(self, thread_id: str, seq: int) -> int | None: ...
 
     async def migrate_module(self, module: str, migrations: Sequence[Sequence[str]]) -> int: ...
 

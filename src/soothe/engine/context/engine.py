@@ -542,7 +542,16 @@ class ContextEngine:
         await self._store.write(transcript_ops(thread_id, records))
 
     async def transcript(
-        self, thread_id: str, before: int | None = None, limit: int | None = None
+        self,
+        thread_id: str,
+        before: int | None = None,
+        limit: int | None = None,
+        after: int | None = None,
     ) -> list[tuple[int, str]]:
-        """The thread's transcript records ``(id, json)``, oldest first."""
-        return await self._store.transcript(thread_id, before, limit)
+        """The thread's transcript records ``(id, json)``, oldest first (``before`` /
+        ``after`` a record id with ``limit``: the page next to it)."""
+        return await self._store.transcript(thread_id, before, limit, after)
+
+    async def transcript_id_of(self, thread_id: str, seq: int) -> int | None:
+        """The record id of a live event (by its ``seq``) in the thread's transcript."""
+        return await self._store.transcript_id_of(thread_id, seq)

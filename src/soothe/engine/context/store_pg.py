@@ -307,19 +307,38 @@ class PgStore:
         ]
 
     async def transcript(
-        self, thread_id: str, before: int | None = None, limit: int | None = None
+        self,
+        thread_id: str,
+        before: int | None = None,
+        limit: int | None = None,
+        after: int | None = None,
     ) -> list[tuple[int, str]]:
         sql = "SELECT id, data FROM transcript WHERE thread_id = %s"
         params: list[Any] = [thread_id]
         if before is not None:
             sql += " AND id < %s"
             params.append(before)
+        if after is not None:  # the oldest ``limit`` newer than it (paging forward)
+            sql += " AND id > %s ORDER BY id"
+            params.append(after)
+            if limit is not None:
+                sql += " LIMIT %s"
+                params.append(max(0, limit))
+            return [(int(r[0]), str(r[1])) for r in await self.execute(sql, params)]
         sql += " ORDER BY id DESC"
         if limit is not None:
             sql += " LIMIT %s"
             params.append(max(0, limit))
         rows = await self.execute(sql, params)
         return [(int(r[0]), str(r[1])) for r in reversed(rows)]
+
+    async def transcript_id_of(self, thread_id: str, seq: int) -> int | None:
+        sql = (
+            "SELECT id FROM transcript WHERE thread_id = %s"
+            " AND ((data::json -> 'event' ->> 'seq')::bigint) = %s ORDER BY id DESC LIMIT 1"
+        )
+        rows = await self.execute(sql, [thread_id, seq])
+        return int(rows[0][0]) if rows else None
 
     async def migrate(self) -> int:
         async with self.pool.connection() as conn, conn.transaction():

@@ -65,7 +65,7 @@ async def test_escape_pauses_the_step_and_resume_continues_it_from_its_checkpoin
         [goal] = app.handler.goals.values()
         assert goal.status == "suspended"
         assert [s.status for s in goal.steps] == ["pending"]  # suspended, not failed
-        assert app.session.context.get_step(goal.id, "S-01").status == "pending"
+        assert app.session.context.step_dag(goal.id).get("S-01").status == "pending"
         assert rig.brain.count("step:S-01") == 2
 
         rig.brain.step("S-01", "The README calls Soothe a terminal workbench.")

@@ -71,7 +71,7 @@ def test_every_state_is_reachable_from_pending() -> None:
 async def _goal_in(engine: ContextEngine, state: str) -> GoalNode:
     goal = await engine.create_goal(f"goal in {state}")
     for step in ROUTE[state]:
-        await engine.transition(goal.id, step)  # type: ignore[arg-type]
+        await engine._goals.transition(goal.id, step)  # type: ignore[arg-type]
     assert engine.get_goal(goal.id).status == state
     return engine.get_goal(goal.id)
 
@@ -83,17 +83,17 @@ async def test_transition_table(
     goal = await _goal_in(engine, src)
     before = len(events)
     if src == dst:
-        same = await engine.transition(goal.id, dst)  # type: ignore[arg-type]
+        same = await engine._goals.transition(goal.id, dst)  # type: ignore[arg-type]
         assert same == goal
         assert len(events) == before, "a move into the current state is a no-op"
     elif dst in TABLE[src]:
-        moved = await engine.transition(goal.id, dst)  # type: ignore[arg-type]
+        moved = await engine._goals.transition(goal.id, dst)  # type: ignore[arg-type]
         assert moved.status == dst
         changed = [e for e in events[before:] if isinstance(e, GoalStatusChanged)]
         assert [(e.from_status, e.to_status, e.goal_id) for e in changed] == [(src, dst, goal.id)]
     else:
         with pytest.raises(IllegalTransition) as info:
-            await engine.transition(goal.id, dst)  # type: ignore[arg-type]
+            await engine._goals.transition(goal.id, dst)  # type: ignore[arg-type]
         err = info.value
         assert (err.goal_id, err.from_status, err.to_status) == (goal.id, src, dst)
         assert goal.id in str(err) and src in str(err) and dst in str(err)
@@ -104,17 +104,17 @@ async def test_transition_table(
 async def test_unknown_status_is_refused(engine: ContextEngine) -> None:
     goal = await engine.create_goal("x")
     with pytest.raises(IllegalTransition, match="unknown status"):
-        await engine.transition(goal.id, "sleeping")  # type: ignore[arg-type]
+        await engine._goals.transition(goal.id, "sleeping")  # type: ignore[arg-type]
 
 
 async def test_failed_to_pending_needs_retries_left(engine: ContextEngine) -> None:
     goal = await engine.create_goal("x", max_retries=1)
-    await engine.transition(goal.id, "failed")
-    again = await engine.transition(goal.id, "pending")
+    await engine._goals.transition(goal.id, "failed")
+    again = await engine._goals.transition(goal.id, "pending")
     assert again.retry_count == 1
-    await engine.transition(goal.id, "failed")
+    await engine._goals.transition(goal.id, "failed")
     with pytest.raises(IllegalTransition, match="no retries left"):
-        await engine.transition(goal.id, "pending")
+        await engine._goals.transition(goal.id, "pending")
 
 
 async def test_fail_goal_retries_then_fails(engine: ContextEngine, events: list[EventBase]) -> None:
@@ -277,7 +277,7 @@ async def test_activation_guards(engine: ContextEngine) -> None:
     rival = await engine.create_goal("rival", conflicts_with=[dep.id])
     await engine.activate_goal(dep.id)
     with pytest.raises(GoalNotReady, match="conflicting goal active"):
-        await engine.transition(rival.id, "active")
+        await engine._goals.transition(rival.id, "active")
     assert await engine.claim_goal(rival.id) is None
     await engine.complete_goal(dep.id)
     claimed = await engine.claim_goal(goal.id, loop_id="L")

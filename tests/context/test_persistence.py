@@ -54,7 +54,6 @@ async def _populate(engine: ContextEngine) -> str:
     await engine.start_step(a.id, "KFA-02")
     await engine.fail_step(a.id, "KFA-02", "no answer", cancelled=True)
     await engine.add_evidence(a.id, kind="tool", summary="ls", content="x\ny", step_id="KFA-01")
-    await engine.merge_findings(a.id, "three files")
     await engine.fail_goal(a.id, "step failed")
     await engine.fail_goal(c.id, "nope", allow_retry=False)
     await engine.set_priority(b.id, 5)
@@ -266,18 +265,12 @@ async def test_cancelled_caller_still_gets_its_commit_applied(
         assert await cur.fetchone() == ("completed",)
 
 
-async def test_module_migrations_and_shared_transactions(engine: ContextEngine) -> None:
+async def test_module_migrations(engine: ContextEngine) -> None:
     version = await engine.migrate_module(
         "memory", [["CREATE TABLE memory_notes (id INTEGER PRIMARY KEY, text TEXT)"]]
     )
     assert version == 1
     assert await engine.migrate_module("memory", [["CREATE TABLE memory_notes (x)"]]) == 1
-
-    def insert(conn: sqlite3.Connection) -> int:
-        conn.execute("INSERT INTO memory_notes (text) VALUES ('a')")
-        return conn.execute("SELECT count(*) FROM memory_notes").fetchone()[0]
-
-    assert await engine.run_in_transaction(insert) == 1
 
 
 async def test_closed_engine_refuses_writes(db_path: Path) -> None:

@@ -39,7 +39,8 @@ async def _focus_with_everything(engine: ContextEngine, thread: str = "t") -> st
         phase = "plan" if n % 2 else "execute"
         await engine.append_ledger(focus.id, "assistant", f"entry {n} " + "x" * 500, phase)
     await engine.append_ledger(None, "user", "thread-level note", "chat", thread_id=thread)
-    await engine.merge_findings(focus.id, "own findings " * 500)
+    await engine.activate_goal(focus.id)
+    await engine.complete_goal(focus.id, findings="own findings " * 500)
     return focus.id
 
 
@@ -47,7 +48,7 @@ async def test_projection_respects_default_bounds(engine: ContextEngine) -> None
     focus = await _focus_with_everything(engine)
     bundle = engine.project(focus)
     bounds = ProjectionSettings()
-    assert bundle.goal.id == focus and bundle.goal.status == "pending"
+    assert bundle.goal.id == focus and bundle.goal.status == "completed"
     assert len(bundle.goals) <= bounds.max_goals
     assert len(bundle.steps) <= bounds.max_steps_per_goal and bundle.steps_total == 30
     assert bundle.step_counts == {"completed": 5, "pending": 25}

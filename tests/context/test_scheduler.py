@@ -53,8 +53,8 @@ async def test_concurrent_writers_keep_memory_and_disk_equal(engine: ContextEngi
     async def work(gid: str) -> None:
         await engine.activate_goal(gid)
         await engine.append_ledger(gid, "assistant", "x", "execute")
-        await engine.merge_findings(gid, f"findings {gid}")
-        await engine.complete_goal(gid)
+        await engine.set_priority(gid, 60)
+        await engine.complete_goal(gid, findings=f"findings {gid}")
 
     await asyncio.gather(*(work(g.id) for g in goals))
     async with engine.db.execute("SELECT id, status, findings FROM goals ORDER BY seq") as cur:

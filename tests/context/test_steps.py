@@ -176,14 +176,14 @@ async def test_failed_dependency_skips_dependents(
     }
     assert "S-1 failed" in dag.steps["S-2"].error
     assert [s.id for s in dag.ready_steps()] == ["S-4"]
-    assert await engine.skip_step(gid, "S-4", "not needed") == ["S-5"]
+    assert await engine.fail_step(gid, "S-4", "not needed") == ["S-5"]
     assert dag.is_finished()
     kinds = [(e.type, e.step_id) for e in events if e.type in ("step.failed", "step.skipped")]
     assert kinds == [
         ("step.failed", "S-1"),
         ("step.skipped", "S-2"),
         ("step.skipped", "S-3"),
-        ("step.skipped", "S-4"),
+        ("step.failed", "S-4"),
         ("step.skipped", "S-5"),
     ]
 

@@ -106,7 +106,7 @@ async def test_short_dependency_ids_resolve(make_session: SessionFactory) -> Non
     assert [e.step_id for e in of_type(events, "step.completed")] == ["KFA-01", "KFA-02"]
     assert not of_type(events, "step.skipped")
     goal_id = one(events, "answer.final").goal_id
-    node = session.context.get_step(goal_id, "KFA-02")
+    node = session.context.step_dag(goal_id).get("KFA-02")
     assert node.dependencies == ("01",) and node.dropped_dependencies == ()
     # require_goal_completion false: the last step's answer is the answer, no completion call.
     assert one(events, "answer.final").text == "used 42"
@@ -238,7 +238,7 @@ async def test_replan_that_reuses_ids_keeps_short_dependencies(
     first, second, third = (s.id for s in replan.steps)
     assert first != "S-01"  # the failed S-01's id is not reused
     goal_id = one(events, "answer.final").goal_id
-    assert session.context.get_step(goal_id, second).dropped_dependencies == ()
+    assert session.context.step_dag(goal_id).get(second).dropped_dependencies == ()
     started = {e.step_id: e for e in of_type(events, "step.started")}
     completed = {e.step_id: e for e in of_type(events, "step.completed")}
     assert started[second].seq > completed[first].seq

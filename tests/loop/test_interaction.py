@@ -57,7 +57,7 @@ async def test_ask_user_step_answered_through_the_broker(make_session: SessionFa
         "completed",
     ]
     assert one(events, "clarification.answered").answers == ["blue"]
-    s1 = session.context.get_step(goal_id, "S-01")
+    s1 = session.context.step_dag(goal_id).get("S-01")
     assert s1.status == "completed" and "A: blue" in s1.result_summary
     evidence = [e for e in session.context.evidence(goal_id) if e.step_id == "S-01"]
     assert any("A: blue" in e.content for e in evidence)

@@ -73,9 +73,9 @@ async def test_resume_after_a_crash_between_steps(tmp_path: Path, ws: Path) -> N
     session.bus.add_listener(recorded.append)
     await session.start()  # recover(): the goal and S-02 were left active by the crash
     try:
-        s1 = session.context.get_step(goal_id, "S-01")
+        s1 = session.context.step_dag(goal_id).get("S-01")
         assert s1.status == "completed" and s1.result_summary == "S-01 found the answer 42"
-        assert session.context.get_step(goal_id, "S-02").status == "pending"
+        assert session.context.step_dag(goal_id).get("S-02").status == "pending"
         assert [g.id for g in session.unfinished_goals()] == [goal_id]
 
         events = await collect(session, session.resume())
@@ -164,7 +164,7 @@ async def test_cancel_during_a_streaming_step_then_resume_continues_it(
     goal_id = called.goal_id
     assert session.context.get_goal(goal_id).status == "suspended"
     assert [g.id for g in session.unfinished_goals()] == [goal_id]
-    assert session.context.get_step(goal_id, "S-01").status == "pending"
+    assert session.context.step_dag(goal_id).get("S-01").status == "pending"
 
     # Resume: the same step continues from its checkpoint; nothing is planned again.
     brain.add("step:S-01", "the long text")
@@ -179,7 +179,7 @@ async def test_cancel_during_a_streaming_step_then_resume_continues_it(
     assert [e.step_id for e in of_type(resumed, "step.started")] == ["S-01"]
     assert {e.loop_id for e in of_type(resumed, "step.started")} == {f"{goal_id}-L1"}
     assert session.context.get_goal(goal_id).status == "completed"
-    assert session.context.get_step(goal_id, "S-01").status == "completed"
+    assert session.context.step_dag(goal_id).get("S-01").status == "completed"
     assert one(resumed, "answer.final").text == "the long text"
 
 

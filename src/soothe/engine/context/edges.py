@@ -1,5 +1,5 @@
 """Goal edges and the other changes that are not status moves: dependencies, informs,
-conflicts, the parent, priority, findings, and removing goals.
+conflicts, priority, and removing goals.
 
 The dependency-cycle check lives here once (``dependency_cycle``); the facade offers it as
 ``ContextEngine.would_cycle`` so a front end can leave out choices ``add_dependency``
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from soothe.engine.context.errors import CycleError, DepthLimitExceeded, GoalInUse, InvalidGoal
-from soothe.engine.context.graph import MAX_GOAL_DEPTH, GoalGraph
+from soothe.engine.context.errors import CycleError, GoalInUse, InvalidGoal
+from soothe.engine.context.graph import GoalGraph
 from soothe.engine.context.models import GoalNode
 from soothe.engine.context.store import goal_removal_ops
 from soothe.engine.context.unit import Change, UnitOfWork
@@ -35,8 +35,6 @@ def announce_update(change: Change, goal_id: str, **what: bool) -> None:
             fields[name] = list(getattr(goal, name))
     if what.get("priority"):
         fields["priority"] = goal.priority
-    if what.get("findings"):
-        fields["findings"] = goal.findings
     scope = Scope(thread_id=goal.thread_id, loop_id=goal.loop_id, goal_id=goal_id)
     change.emit(GoalUpdated(**scope.fields(), **fields))
 
@@ -90,15 +88,6 @@ class EdgeOps:
             announce_update(change, goal_id, informs=True)
         return self._get(goal_id)
 
-    async def remove_informs(self, goal_id: str, informed_id: str) -> GoalNode:
-        async with self._uow.write() as change:
-            goal = change.goal(goal_id)
-            if informed_id not in goal.informs:
-                return goal
-            change.update(goal_id, informs=_without(goal.informs, informed_id))
-            announce_update(change, goal_id, informs=True)
-        return self._get(goal_id)
-
     async def add_conflict(self, goal_id: str, other_id: str) -> GoalNode:
         async with self._uow.write() as change:
             goal = change.goal(goal_id)
@@ -115,36 +104,6 @@ class EdgeOps:
             announce_update(change, other_id, conflicts_with=True)
         return self._get(goal_id)
 
-    async def remove_conflict(self, goal_id: str, other_id: str) -> GoalNode:
-        async with self._uow.write() as change:
-            goal = change.goal(goal_id)
-            other = change.goal(other_id)
-            if other_id not in goal.conflicts_with:
-                return goal
-            change.update(goal_id, conflicts_with=_without(goal.conflicts_with, other_id))
-            change.update(other_id, conflicts_with=_without(other.conflicts_with, goal_id))
-            announce_update(change, goal_id, conflicts_with=True)
-            announce_update(change, other_id, conflicts_with=True)
-        return self._get(goal_id)
-
-    async def set_parent(self, goal_id: str, parent_id: str | None) -> GoalNode:
-        async with self._uow.write() as change:
-            goal = change.goal(goal_id)
-            if parent_id == goal.parent_id:
-                return goal
-            if parent_id is not None:
-                change.goal(parent_id)
-                chain = [parent_id, *self._graph.ancestors(parent_id)]
-                if goal_id in chain:
-                    cycle = [goal_id, *chain[: chain.index(goal_id) + 1]]
-                    raise CycleError(f"{goal_id} parent_id {parent_id}", cycle)
-                depth = len(chain) + self._graph.subtree_height(goal_id)
-                if depth > MAX_GOAL_DEPTH:
-                    raise DepthLimitExceeded(goal_id, depth, MAX_GOAL_DEPTH)
-            change.update(goal_id, parent_id=parent_id)
-            announce_update(change, goal_id)
-        return self._get(goal_id)
-
     async def set_priority(self, goal_id: str, priority: int) -> GoalNode:
         if not 0 <= priority <= 100:
             raise InvalidGoal(f"goal {goal_id}: priority {priority} is outside 0-100")
@@ -154,17 +113,6 @@ class EdgeOps:
                 return goal
             change.update(goal_id, priority=priority)
             announce_update(change, goal_id, priority=True)
-        return self._get(goal_id)
-
-    async def merge_findings(self, goal_id: str, text: str) -> GoalNode:
-        text = text.strip()
-        async with self._uow.write() as change:
-            goal = change.goal(goal_id)
-            if not text or text in goal.findings:
-                return goal
-            merged = f"{goal.findings}\n\n{text}" if goal.findings else text
-            change.update(goal_id, findings=merged)
-            announce_update(change, goal_id, findings=True)
         return self._get(goal_id)
 
     # --- removal -----------------------------------------------------------------------

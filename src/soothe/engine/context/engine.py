@@ -4,8 +4,8 @@ This is the facade: reads come synchronously from memory; each write is delegate
 part that owns it, and every part writes through the one unit of work (``unit.py``):
 
 - ``goals.py``: creating goals and every status move, through the ONE transition function;
-- ``edges.py``: dependencies (with the one cycle check), informs, conflicts, parent,
-  priority, findings, removal;
+- ``edges.py``: dependencies (with the one cycle check), informs, conflicts, priority,
+  removal;
 - ``step_ops.py``: plans and step moves;
 - ``records.py``: evidence and the ledger;
 - ``threads.py``: threads and their messages;
@@ -15,17 +15,15 @@ part that owns it, and every part writes through the one unit of work (``unit.py
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from soothe.engine.bus import EventBus
 from soothe.engine.config import ProjectionSettings
 from soothe.engine.context.backend import StoreBackend
 from soothe.engine.context.edges import EdgeOps, dependency_cycle
-from soothe.engine.context.errors import StepNotFound
 from soothe.engine.context.goals import RESUMABLE, GoalOps, goal_spec, move
 from soothe.engine.context.graph import GoalGraph
 from soothe.engine.context.ledger import Ledger
@@ -47,9 +45,7 @@ from soothe.engine.context.steps import StepDAG, UnknownPolicy
 from soothe.engine.context.store import Store
 from soothe.engine.context.threads import ThreadOps
 from soothe.engine.context.unit import Change, EngineState, UnitOfWork
-from soothe.engine.events import EvidenceKind, GoalStatus
-
-T = TypeVar("T")
+from soothe.engine.events import EvidenceKind
 
 __all__ = ["ContextEngine"]
 
@@ -141,21 +137,14 @@ class ContextEngine:
     def db(self) -> Any:
         """The aiosqlite connection, for modules keeping their own tables in this file.
 
-        Read through it freely. Write through ``run_in_transaction`` so writes stay
-        serialised with the engine's own; keep your schema version with ``migrate_module``
-        (``PRAGMA user_version`` belongs to the ContextEngine).
+        Keep your schema version with ``migrate_module`` (``PRAGMA user_version`` belongs
+        to the ContextEngine).
         """
         return self._store.db
 
     @property
     def path(self) -> str:
         return self._store.path
-
-    async def run_in_transaction(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``fn(sqlite3_connection)`` atomically on the database thread (other modules)."""
-        async with self._uow.lock:
-            self._uow.check_open()
-            return await self._store.run(fn)
 
     async def migrate_module(self, module: str, migrations: Sequence[Sequence[str]]) -> int:
         """Apply another module's forward migrations (lists of SQL statements); returns the
@@ -288,11 +277,6 @@ class ContextEngine:
 
     # --- status moves ------------------------------------------------------------------
 
-    async def transition(self, goal_id: str, to: GoalStatus, *, reason: str = "") -> GoalNode:
-        """Move a goal to ``to``. A move into the current state is a no-op; a move the table
-        forbids raises IllegalTransition naming goal, from-state and to-state."""
-        return await self._goals.transition(goal_id, to, reason=reason)
-
     async def activate_goal(self, goal_id: str, loop_id: str | None = None) -> GoalNode:
         """pending -> active; raises GoalNotReady if a dependency is open or a conflict runs."""
         return await self._goals.transition(goal_id, "active", updates={"loop_id": loop_id})
@@ -302,8 +286,7 @@ class ContextEngine:
         return await self._goals.claim(goal_id, loop_id)
 
     async def complete_goal(self, goal_id: str, findings: str = "", report: str = "") -> GoalNode:
-        """-> completed. Non-empty ``findings``/``report`` replace the stored ones (use
-        ``merge_findings`` to accumulate)."""
+        """-> completed. Non-empty ``findings``/``report`` replace the stored ones."""
         updates: dict[str, Any] = {}
         if findings:
             updates["findings"] = findings
@@ -363,7 +346,7 @@ class ContextEngine:
         left active go back to pending so they run again. Returns the ids moved to pending."""
         return await self._goals.recover(max_crash_attempts)
 
-    # --- edges, priority, findings, removal --------------------------------------------
+    # --- edges, priority, removal --------------------------------------------------
 
     async def add_dependency(self, goal_id: str, depends_on_id: str) -> GoalNode:
         """``goal_id`` waits for ``depends_on_id``; refused with CycleError if that closes a
@@ -377,26 +360,12 @@ class ContextEngine:
         """``goal_id``'s findings go into ``informed_id``'s projection (a soft edge)."""
         return await self._edges.add_informs(goal_id, informed_id)
 
-    async def remove_informs(self, goal_id: str, informed_id: str) -> GoalNode:
-        return await self._edges.remove_informs(goal_id, informed_id)
-
     async def add_conflict(self, goal_id: str, other_id: str) -> GoalNode:
         """The two goals are never active together (stored on both)."""
         return await self._edges.add_conflict(goal_id, other_id)
 
-    async def remove_conflict(self, goal_id: str, other_id: str) -> GoalNode:
-        return await self._edges.remove_conflict(goal_id, other_id)
-
-    async def set_parent(self, goal_id: str, parent_id: str | None) -> GoalNode:
-        """Re-parent a goal; refuses parent cycles and chains deeper than MAX_GOAL_DEPTH."""
-        return await self._edges.set_parent(goal_id, parent_id)
-
     async def set_priority(self, goal_id: str, priority: int) -> GoalNode:
         return await self._edges.set_priority(goal_id, priority)
-
-    async def merge_findings(self, goal_id: str, text: str) -> GoalNode:
-        """Append findings (a blank line between pieces); text already present is skipped."""
-        return await self._edges.merge_findings(goal_id, text)
 
     async def remove_goal(self, goal_id: str) -> None:
         """Delete a goal with its steps, evidence and ledger entries. Refused (GoalInUse)
@@ -408,12 +377,6 @@ class ContextEngine:
     def step_dag(self, goal_id: str) -> StepDAG:
         self.get_goal(goal_id)
         return self._state.dags[goal_id]
-
-    def get_step(self, goal_id: str, step_id: str) -> StepNode:
-        step = self.step_dag(goal_id).get(step_id)
-        if step is None:
-            raise StepNotFound(goal_id, step_id)
-        return step
 
     async def set_plan(
         self,
@@ -454,11 +417,6 @@ class ContextEngine:
         """-> failed; every step that depended on it (transitively) is skipped. Returns the
         ids of those skipped steps."""
         return await self._steps.fail(goal_id, step_id, error, cancelled)
-
-    async def skip_step(self, goal_id: str, step_id: str, reason: str) -> list[str]:
-        """-> skipped. A skipped step satisfies nobody: its dependents are skipped too
-        (returned)."""
-        return await self._steps.skip(goal_id, step_id, reason)
 
     async def reset_step(self, goal_id: str, step_id: str, reason: str = "") -> StepNode:
         """active -> pending for a step left running by a crash or an interrupt, so it can

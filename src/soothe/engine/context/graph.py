@@ -130,16 +130,6 @@ class GoalGraph:
         """1 for a root goal, 2 for its sub-goal, ..."""
         return len(self.ancestors(goal_id)) + 1
 
-    def subtree_height(self, goal_id: str) -> int:
-        """Levels in the decomposition subtree rooted here (1 for a leaf)."""
-        best = 1
-        stack = [(goal_id, 1)]
-        while stack:
-            node, level = stack.pop()
-            best = max(best, level)
-            stack.extend((c, level + 1) for c in self.children.get(node, ()))
-        return best
-
     def descendants_deepest_first(self, goal_id: str) -> list[str]:
         """Every sub-goal below goal_id, children after their own sub-goals (post-order)."""
         out: list[str] = []

@@ -139,14 +139,6 @@ class StepOps:
                 skipped = _cascade_skips(change, goal_id)
         return skipped
 
-    async def skip(self, goal_id: str, step_id: str, reason: str) -> list[str]:
-        async with self._uow.write() as change:
-            skipped: list[str] = []
-            if _step_move(change, goal_id, step_id, "skipped", error=reason):
-                change.emit(StepSkipped(**change.scope(goal_id, step_id).fields(), reason=reason))
-                skipped = _cascade_skips(change, goal_id)
-        return skipped
-
     async def reset(self, goal_id: str, step_id: str, reason: str) -> StepNode:
         async with self._uow.write() as change:
             step = change.dag(goal_id).get(step_id)

@@ -177,3 +177,6 @@ def test_soothe_workers_drain_the_queue(pg_dsn: str, tmp_path: Path) -> None:
 
     rows = [json.loads(line) for line in run("goals", "list", "--json").splitlines()]
     assert {r["id"]: r["status"] for r in rows} == dict.fromkeys(ids, "completed")
+    plain = run("goals", "list").splitlines()
+    assert [line.split()[:2] for line in plain] == [[i, "completed"] for i in ids]
+    assert plain[-1].endswith(f"sum up after {','.join(ids[1:-1])}")

@@ -72,7 +72,7 @@ async def _goals(settings: Settings, args: Any) -> int:
                 print(json.dumps(row))
             else:
                 waits = f" after {','.join(goal.depends_on)}" if goal.depends_on else ""
-                print(f"{goal.id:6} {goal.status:10} p{goal.priority:<3} {goal.description}{after}")
+                print(f"{goal.id:6} {goal.status:10} p{goal.priority:<3} {goal.description}{waits}")
         return 0
     finally:
         await session.close()

@@ -37,7 +37,8 @@ Reply with JSON only."""
 
 DECOMPOSE_RULES = """Split the goal into 1-4 sub-goals that can each be pursued on their own.
 Give each a short key (A, B, C...). "depends_on" lists keys that must finish first;
-"informs" lists keys whose findings help this one. Reply with JSON only."""
+"informs" lists keys whose findings help this one; "conflicts_with": keys that must not
+run at the same time, e.g. both edit the same file. Reply with JSON only."""
 
 
 GENERATE_RULES_SMALL = """Make a short plan (1-3 steps) for the goal.

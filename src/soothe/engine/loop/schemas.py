@@ -133,6 +133,9 @@ class SubGoal(BaseModel):
     informs: list[Annotated[str, StringConstraints(max_length=12)]] = Field(
         default_factory=list, max_length=5
     )
+    conflicts_with: list[Annotated[str, StringConstraints(max_length=12)]] = Field(
+        default_factory=list, max_length=5
+    )
     priority: int = Field(50, ge=0, le=100)
 
 

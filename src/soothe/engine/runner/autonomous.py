@@ -54,6 +54,9 @@ class AutonomousRunner(AgenticRunner):
                 for src in sub.informs:
                     if src in keys and keys[src] != keys[sub.key]:
                         await self._safe_edge(self.context.add_informs, keys[src], keys[sub.key])
+                for other in sub.conflicts_with:  # the scheduler never runs them together
+                    if other in keys and keys[other] != keys[sub.key]:
+                        await self._safe_edge(self.context.add_conflict, keys[sub.key], keys[other])
             await self.context.block_goal(root.id, reason="waiting for its sub-goals")
         await self._schedule(thread_id, children if children else [root.id])
         if children:

@@ -1,8 +1,10 @@
-"""Submitting requests: answers, the live tree and stream, errors, interrupt, export."""
+"""Submitting requests on the real Session (fake Ollama): answers, the live tree and
+stream, errors, interrupt, export, slash commands."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import json
+from typing import Any
 
 from textual.widgets import Markdown
 
@@ -10,110 +12,148 @@ from soothe.engine import events as ev
 from soothe.widgets.goal_tree import NodeRef
 from soothe.widgets.stream_text import StreamText
 from soothe.widgets.tool_call import ToolCallBlock
-from tests.app.conftest import settle, submit, type_text
-from tests.app.fake_session import Fail, FakeSession, Gate, answer_script
-from tests.app.scripts import agentic_script
+from tests.app.conftest import type_text
+from tests.app.real_harness import (
+    Pause,
+    Rig,
+    assess,
+    classify,
+    plan,
+    quiz,
+    readme_flow,
+    ready,
+    send,
+    settle,
+    step,
+    until,
+    wait_event,
+)
+from tests.fakes import FakeHTTPError, FakeReply
 
 
-def _markdown_text(app) -> list[str]:  # type: ignore[no-untyped-def]
+def _markdown_text(app: Any) -> list[str]:
     return [md.source for md in app.main.stream.query(Markdown)]
 
 
-async def test_submit_a_request_and_see_the_answer(make_app, session: FakeSession) -> None:
-    app = make_app()
+def _runs(app: Any) -> list[tuple[str, str]]:
+    """(text, mode) of every run the real Session starts from now on."""
+    runs: list[tuple[str, str]] = []
+    app.session.bus.add_listener(
+        lambda e: runs.append((e.text, e.mode)) if isinstance(e, ev.RunStarted) else None
+    )
+    return runs
+
+
+async def test_submit_a_request_and_see_the_answer(rig: Rig) -> None:
+    reply = json.dumps(classify("quiz", "2 + 2 is 4."))
+    rig.brain.add("Classification", FakeReply(text=reply, usage=(120, 12)))
+    app = rig.app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
+        await ready(app, pilot)
+        runs = _runs(app)
         await type_text(pilot, "What is 2+2?")
         await pilot.press("enter")
         await settle(app, pilot)
-        assert session.calls[-1] == ("run", ("What is 2+2?", False))
-        assert _markdown_text(app) == ["echo: What is 2+2?"]
+        assert runs == [("What is 2+2?", "auto")]
+        assert "What is 2+2?" in rig.brain.user_prompts("Classification")[0]
+        assert _markdown_text(app) == ["2 + 2 is 4."]
         assert app.prompt.value == ""
         status = app.main.status.info
         assert (status.tokens_in, status.tokens_out, status.running) == (120, 12, False)
-        assert app.handler.answers[""] == "echo: What is 2+2?"
+        assert app.handler.answers[""] == "2 + 2 is 4."
 
 
-async def test_agentic_run_fills_tree_stream_and_evidence(make_app, session: FakeSession) -> None:
-    session.script = lambda text, auto: agentic_script()
-    app = make_app()
+async def test_agentic_run_fills_tree_stream_and_evidence(rig: Rig) -> None:
+    readme_flow(rig.brain, final="**Soothe** is a terminal workbench for goal-driven agents.")
+    app = rig.app()
     async with app.run_test(size=(140, 40)) as pilot:
+        await ready(app, pilot)
+        await send(app, pilot, "Summarise the README")
         await settle(app, pilot)
-        await submit(app, pilot, "Summarise the README")
-        await settle(app, pilot)
+        assert not rig.brain.unscripted, rig.brain.kinds()
         tree = app.main.goal_tree
         goal = tree.goal("G1")
         assert goal is not None and goal.status == "completed"
-        assert [(s.id, s.status) for s in goal.steps] == [("S1", "completed"), ("S2", "completed")]
-        assert "E1" in app.main.evidence.entries
+        assert [(s.id, s.status) for s in goal.steps] == [
+            ("S-01", "completed"),
+            ("S-02", "completed"),
+        ]
+        assert any("read_file" in e.summary for e in app.main.evidence.entries.values())
         assert _markdown_text(app) == ["**Soothe** is a terminal workbench for goal-driven agents."]
         texts = [block.text for block in app.main.stream.query(StreamText)]
-        assert texts == ["Soothe is a terminal workbench for goal-driven agents."]
+        s1_text = "README.md says Soothe is a terminal workbench for goal-driven agents."
+        s2_text = "Soothe is a terminal workbench for goal-driven agents, run locally."
+        assert texts == [s1_text, s2_text]
         assert app.main.status.info.iteration == 1
-        assert app.main.status.info.max_iterations == 8
+        assert app.main.status.info.max_iterations == rig.settings.loop.max_iterations
 
-        # selecting a step shows only that step: the tool call of S1, no answer
-        tree.show_ref(NodeRef("step", "G1", "S1"))
+        # selecting a step shows only that step: the tool call of S-01, no answer
+        tree.show_ref(NodeRef("step", "G1", "S-01"))
         await pilot.pause()
-        assert app.main.stream.key == "G1/S1"
-        assert app.main.stream.border_title == "G1 › S1 · Read README.md"
+        assert app.main.stream.key == "G1/S-01"
+        assert app.main.stream.border_title == "G1 › S-01 · Read README.md"
         blocks = list(app.main.stream.query(ToolCallBlock))
         assert len(blocks) == 1 and blocks[0].collapsed
+        assert [b.text for b in app.main.stream.query(StreamText)] == [s1_text]
         assert not list(app.main.stream.query(Markdown))
-        # and the step S2 shows its streamed text only
-        tree.show_ref(NodeRef("step", "G1", "S2"))
+        # and the step S-02 shows its streamed text only
+        tree.show_ref(NodeRef("step", "G1", "S-02"))
         await pilot.pause()
-        assert [b.text for b in app.main.stream.query(StreamText)] == texts
+        assert [b.text for b in app.main.stream.query(StreamText)] == [s2_text]
         assert not list(app.main.stream.query(ToolCallBlock))
 
 
-async def test_only_the_visible_stream_renders_live(make_app, session: FakeSession) -> None:
-    gate = Gate()
-    session.script = lambda text, auto: agentic_script(gate)
-    app = make_app()
+async def test_only_the_visible_stream_renders_live(rig: Rig) -> None:
+    rig.brain.add("Classification", classify("simple"))
+    rig.brain.add(
+        "PlanGeneration",
+        plan(step("S-01", "Read README.md"), step("S-02", "Write the summary", ["S-01"])),
+    )
+    rig.brain.step(
+        "S-01",
+        FakeReply(tool_calls=[{"name": "read_file", "args": {"path": "README.md"}}]),
+        "Read it.",
+    )
+    held = Pause(text="Soothe is a terminal workbench for goal-driven agents.", after=2)
+    rig.brain.step("S-02", held)
+    rig.brain.add("StatusAssessment", assess("done", progress="complete"))
+    rig.brain.add("complete", "Soothe is a terminal workbench.")
+    app = rig.app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await settle(app, pilot)
-        await submit(app, pilot, "go")
-        await gate.reached.wait()
-        await app.handler.wait_idle()
+        await ready(app, pilot)
+        await send(app, pilot, "go")
+        await until(lambda: app.main.goal_tree.goal("G1") is not None, pilot)
+        app.main.goal_tree.show_ref(NodeRef("step", "G1", "S-01"))
         await pilot.pause()
-        app.main.goal_tree.show_ref(NodeRef("step", "G1", "S1"))
-        await pilot.pause()
-        gate.open()
+        await wait_event(held.reached, pilot)
+        held.release.set()
         await settle(app, pilot)
-        # S2 streamed while S1 was on screen: nothing of it was mounted
-        assert app.main.stream.key == "G1/S1"
-        assert not list(app.main.stream.query(StreamText))
-        # but switching shows the whole S2 text
-        app.main.goal_tree.show_ref(NodeRef("step", "G1", "S2"))
+        # S-02 streamed while S-01 was on screen: nothing of it was mounted
+        assert app.main.stream.key == "G1/S-01"
+        assert [b.text for b in app.main.stream.query(StreamText)] == ["Read it."]
+        # but switching shows the whole S-02 text
+        app.main.goal_tree.show_ref(NodeRef("step", "G1", "S-02"))
         await pilot.pause()
         assert [b.text for b in app.main.stream.query(StreamText)] == [
             "Soothe is a terminal workbench for goal-driven agents."
         ]
 
 
-async def test_engine_error_is_shown_and_the_app_survives(make_app, session: FakeSession) -> None:
-    session.script = lambda text, auto: [
-        ev.ToolCalled(
-            goal_id="G1", step_id="S1", call_id="c9", tool="read_file", args={"path": "nope.txt"}
-        ),
-        ev.ToolResult(
-            goal_id="G1",
-            step_id="S1",
-            call_id="c9",
-            tool="read_file",
-            output="error: no such file: nope.txt",
-            ok=False,
-        ),
-        Fail(RuntimeError("model exploded")),
-    ]
-    app = make_app()
+async def test_engine_error_is_shown_and_the_app_survives(rig: Rig) -> None:
+    rig.brain.add("Classification", classify("simple"))
+    rig.brain.add("PlanGeneration", plan(step("S-01", "Read nope.txt")))
+    rig.brain.step(
+        "S-01", FakeReply(tool_calls=[{"name": "read_file", "args": {"path": "nope.txt"}}])
+    )
+    rig.brain.always["step:S-01"] = FakeHTTPError(500, "model exploded")
+    rig.brain.always["StatusAssessment"] = FakeHTTPError(500, "model exploded")
+    app = rig.app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
-        await submit(app, pilot, "boom")
+        await ready(app, pilot)
+        await send(app, pilot, "boom")
         await settle(app, pilot)
         notes = [(n.title, n.message) for n in app._notifications]
-        assert ("Tool read_file failed", "error: no such file: nope.txt") in notes
+        assert any(t == "Tool read_file failed" and "nope.txt" in m for t, m in notes), notes
         assert any("model exploded" in message for _, message in notes)
         block = app.main.stream.query_one(ToolCallBlock)
         assert "✗" in str(block.title)
@@ -121,26 +161,29 @@ async def test_engine_error_is_shown_and_the_app_survives(make_app, session: Fak
         assert "model exploded" in stream_text
         assert app.is_running and not app.main.status.info.running
         # the next request still works
-        session.script = lambda text, auto: answer_script("fine")
-        await submit(app, pilot, "again")
+        quiz(rig.brain, "fine")
+        await send(app, pilot, "again")
         await settle(app, pilot)
         assert "fine" in _markdown_text(app)
 
 
-async def test_escape_interrupts_the_run(make_app, session: FakeSession) -> None:
-    gate = Gate()
-    session.script = lambda text, auto: agentic_script(gate)
-    app = make_app()
+async def test_escape_interrupts_the_run(rig: Rig) -> None:
+    rig.brain.add("Classification", classify("simple"))
+    rig.brain.add("PlanGeneration", plan(step("S-01", "Write a long text")))
+    held = Pause(text="A long text " * 20, after=2)
+    rig.brain.step("S-01", held)
+    app = rig.app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
-        await submit(app, pilot, "long job")
-        await gate.reached.wait()
+        await ready(app, pilot)
+        await send(app, pilot, "long job")
+        await wait_event(held.reached, pilot)
         await app.handler.wait_idle()
         await pilot.pause()
         assert app.check_action("interrupt", ()) is True
         await pilot.press("escape")
+        held.release.set()  # the client has hung up; the server thread may finish
         await settle(app, pilot)
-        assert session.interrupted
+        assert app.session.context.get_goal("G1").status == "suspended"
         assert app.check_action("interrupt", ()) is False
         assert not app.main.status.info.running
         notes = [str(w.render()) for w in app.main.stream.query(".note")]
@@ -151,36 +194,54 @@ async def test_escape_interrupts_the_run(make_app, session: FakeSession) -> None
         assert app.is_running
 
 
-async def test_export_writes_markdown(make_app, session: FakeSession, tmp_path: Path) -> None:
-    app = make_app()
+async def test_export_writes_markdown(rig: Rig) -> None:
+    app = rig.app()
     async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app, pilot)
+        await send(app, pilot, "/goal Write the docs")
         await settle(app, pilot)
-        await submit(app, pilot, "/goal Write the docs")
+        thread = app.session.thread_id
+        await send(app, pilot, "/export")
         await settle(app, pilot)
-        await submit(app, pilot, "/export")
-        await settle(app, pilot)
-        exported = tmp_path / "data" / "exports" / "soothe-t-0001.md"
-        assert exported.read_text() == "# Thread t-0001\n\n- G1 [pending] Write the docs\n"
-        assert not list(tmp_path.glob("soothe-*.md"))  # not in the workspace
+        exported = rig.data_dir / "exports" / f"soothe-{thread}.md"
+        await until(exported.exists, pilot)
+        assert exported.read_text() == (
+            "# Write the docs\n\nThread `t-0001` · started 2025-03-03 08:00\n\n"
+            "## Goals\n\n### ○ G1 — Write the docs\n\nstatus: pending · priority: 50\n"
+        )
+        assert not list(rig.workspace.glob("soothe-*.md"))  # not in the workspace
         assert any(str(exported) in n.message for n in app._notifications)
 
 
-async def test_slash_commands_and_prompt_history(make_app, session: FakeSession) -> None:
-    app = make_app()
+def _autonomous(rig: Rig, goal: str) -> None:
+    rig.brain.add("GoalDecomposition", {"subgoals": [{"key": "A", "description": goal}]})
+    rig.brain.add("PlanGeneration", plan(step("S-01", goal)))
+    rig.brain.step("S-01", "Tidied.")
+    rig.brain.always["StatusAssessment"] = assess("done", progress="complete")
+    rig.brain.always["complete"] = "Tidied."
+
+
+async def test_slash_commands_and_prompt_history(rig: Rig) -> None:
+    _autonomous(rig, "Tidy the repo")
+    app = rig.app()
     async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app, pilot)
+        runs = _runs(app)
+        await send(app, pilot, "/autonomous Tidy the repo")
         await settle(app, pilot)
-        await submit(app, pilot, "/autonomous Tidy the repo")
+        assert runs == [("Tidy the repo", "autonomous")]
+        assert rig.brain.count("GoalDecomposition") == 1
+        quiz(rig.brain, "reviewed")
+        await send(app, pilot, "/skill:review src/")
         await settle(app, pilot)
-        assert ("run", ("Tidy the repo", True)) in session.calls
-        await submit(app, pilot, "/skill:review src/")
-        await settle(app, pilot)
-        assert ("run", ("/skill:review src/", False)) in session.calls
-        await submit(app, pilot, "/nope")
-        await submit(app, pilot, "/goal")
+        assert runs[-1] == ("/skill:review src/", "auto")
+        await send(app, pilot, "/nope")
+        await send(app, pilot, "/goal")
         await pilot.pause()
         messages = [n.message for n in app._notifications]
         assert any("unknown command /nope" in m for m in messages)
         assert any("usage: /goal TEXT" in m for m in messages)
+        assert len(runs) == 2  # neither reached the engine
         # history: up recalls, down returns to the draft
         app.prompt.value = "dra"
         await pilot.press("up")

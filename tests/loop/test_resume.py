@@ -238,3 +238,30 @@ async def test_two_goals_loops_keep_separate_checkpoints(make_session: SessionFa
     assert brain.count("step:B-01") == 1
     assert set(session.context.step_dag(g1).steps) == {"A-01"}
     assert set(session.context.step_dag(g2).steps) == {"B-01"}
+
+
+async def test_resume_leaves_a_goal_that_is_not_ready_pending(tmp_path: Path, ws: Path) -> None:
+    """A started goal whose conflicting goal is active elsewhere is not activated by
+    resume (no raw GoalNotReady): it stays pending for later, and no model is called."""
+    brain = Brain()
+    session = Session(
+        make_settings(tmp_path, ws),
+        models={"default": brain.model()},
+        db_path=":memory:",
+        checkpoint_path=":memory:",
+    )
+    await session.start()
+    try:
+        goal_id = await session.add_goal("edit config.toml")
+        await session.context.activate_goal(goal_id, loop_id=f"{goal_id}-L1")
+        await session.context.fail_goal(goal_id, "interrupted")  # retries left: pending
+        rival = await session.context.create_goal(
+            "edit config.toml elsewhere", conflicts_with=[goal_id], thread_id="other"
+        )
+        await session.context.activate_goal(rival.id)
+        outcome = await session.resume()
+        assert outcome.ok, outcome.error
+        assert session.context.get_goal(goal_id).status == "pending"
+        assert brain.calls == []
+    finally:
+        await session.close()

@@ -51,7 +51,11 @@ class ResumeRunner(AutonomousRunner):
             if goal.status in ("suspended", "blocked", "awaiting_clarification"):
                 await self.context.resume_goal(goal.id)
             loop_id = goal.loop_id or await self._last_loop_id(goal.id)
-            await self.context.activate_goal(goal.id, loop_id=loop_id)
+            if self.context.get_goal(goal.id).status != "active" and (
+                await self.context.claim_goal(goal.id, loop_id=loop_id) is None
+            ):  # not ready now (e.g. a conflicting goal runs elsewhere): it stays pending
+                touched.pop()
+                continue
             history = await self._history(thread_id)
             result = await self.loop.run(
                 goal_id=goal.id,

@@ -114,6 +114,6 @@ async def test_run_shell_shows_the_command_not_json(rig: Rig) -> None:
         shown = screen_text(app)
         assert "pytest -q tests" in shown and '"command"' not in shown
         assert "timeout   60 s" in shown
-        assert str(modal.query_one("#approve_always", Button).label) == "Always `pytest`"
+        assert str(modal.query_one("#approve_always", Button).label) == "Always pytest"
         await pilot.press("d")
         await settle(app, pilot)

@@ -171,13 +171,16 @@ class BootMixin(_Base):
         url = model.resolved_base_url()
         if model.provider == "ollama":
             fix = (
-                f"Start Ollama (`ollama serve`) and pull the model (`ollama pull {model.name}`), "
+                f"Start Ollama (ollama serve) and pull the model (ollama pull {model.name}), "
                 "or point model.base_url / OLLAMA_HOST at your server."
             )
         else:
             fix = "Check model.base_url and the API key (OPENAI_API_KEY), then restart."
         reason = error or getattr(self.session, "server_error", "") or ""
-        why = f" ({reason})" if reason else ""
+        from soothe.engine.llm.errors import unreachable_cause
+
+        cause = unreachable_cause(reason, url)
+        why = f" ({cause})" if cause else ""
         body = (
             f"No model server answered at {url}{why}.\n{fix}\nOr try the built-in demo model now."
         )

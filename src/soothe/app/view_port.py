@@ -147,8 +147,11 @@ class RequestEvents:
         goal = self.goals.get(event.goal_id or "")
         if goal is None:
             return ""
-        step = f" step {event.step_id}" if event.step_id else ""
-        return f"{goal.id}{step} “{one_line(goal.description, 40)}”"
+        if not event.step_id:
+            return f"{goal.id} “{one_line(goal.description, 40)}”"
+        step = next((s for s in goal.steps if s.id == event.step_id), None)
+        what = f" “{one_line(step.description, 40)}”" if step and step.description else ""
+        return f"{goal.id} step {event.step_id}{what}"
 
     def _clarification_requested(self, event: ev.ClarificationRequested) -> None:
         asks = "; ".join(event.questions)

@@ -93,14 +93,18 @@ def request_title(tool: str, goal_id: str | None, step_id: str | None) -> str:
     return f"{where or 'The agent'} wants to {tool}"
 
 
-def always_label(tool: str, args: dict[str, Any]) -> str:
-    """What "always" covers: the tool, or for run_shell the command's program."""
+def always_label(tool: str, args: dict[str, Any]) -> Content:
+    """What "always" covers: the tool, or for run_shell the command's program (bold)."""
     if tool != "run_shell":
-        return f"Always {tool}"
+        return Content.assemble("Always ", (tool, "bold"))
     from soothe.engine.agent.approval import shell_program
 
     program = shell_program(str(args.get("command", "")))
-    return f"Always `{program}`" if program else "Always this command"
+    return (
+        Content.assemble("Always ", (program, "bold"))
+        if program
+        else Content("Always this command")
+    )
 
 
 class ApprovalModal(ModalScreen[Choice]):
@@ -128,7 +132,7 @@ class ApprovalModal(ModalScreen[Choice]):
     ApprovalModal .args {
         height: auto;
         max-height: 20;
-        background: $boost;
+        background: $background;
         padding: 0 1;
         margin: 1 0;
     }
@@ -195,12 +199,16 @@ class ApprovalModal(ModalScreen[Choice]):
     def _syntax(self, code: str, lexer: str) -> Any:
         from rich.syntax import Syntax
 
-        dark = self.app.current_theme.dark if self.app.current_theme else True
+        theme = self.app.current_theme
+        dark = theme.dark if theme else True
+        # one background across the block (the .args box's own): a token's colour must
+        # not stop where its text does, leaving a ragged edge
+        background = (theme.background if theme else None) or ("#000000" if dark else "#ffffff")
         return Syntax(
             code.rstrip("\n"),
             lexer,
             theme="ansi_dark" if dark else "ansi_light",
-            background_color="default",
+            background_color=background,
             word_wrap=True,
         )
 

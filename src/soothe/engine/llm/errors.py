@@ -80,11 +80,29 @@ def _server(provider: str) -> str:
     return "Ollama" if provider == "ollama" else "the model server"
 
 
+OLLAMA_START = "start it with: ollama serve"
+BASE_URL_FIX = "check model.base_url"
+
+
 def _unreachable(provider: str, base_url: str) -> LLMError:
-    fix = "start it with: ollama serve" if provider == "ollama" else "check model.base_url"
+    fix = OLLAMA_START if provider == "ollama" else BASE_URL_FIX
     return LLMError(
         ModelErrorKind.unreachable, f"cannot reach {_server(provider)} at {base_url} ({fix})"
     )
+
+
+def unreachable_cause(message: str, base_url: str) -> str:
+    """What an unreachable-server message adds to "no server answered at <base_url>": its
+    cause, without the URL or the start advice said again ('' when it adds nothing)."""
+    problem, detail = message.strip(), ""
+    if problem.endswith(")") and " (" in problem:
+        cut = problem.rindex(" (")
+        problem, detail = problem[:cut], problem[cut + 2 : -1]
+    if detail in (OLLAMA_START, BASE_URL_FIX):
+        detail = ""
+    if problem.startswith("cannot reach ") or (base_url and base_url in problem):
+        problem = ""
+    return "; ".join(part for part in (problem, detail) if part)
 
 
 def _not_found(provider: str, base_url: str, model: str) -> LLMError:

@@ -1,20 +1,23 @@
-"""Start-up: light imports, no server, engine missing, config themes and keymaps, help."""
+"""Start-up on the real Session (fake Ollama): light imports, no server (the real server
+check), the demo model, a busy data dir, engine missing, config themes and keymaps, help."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from soothe.app.main import SootheApp
 from soothe.app.screens.help import HelpScreen
 from soothe.engine.config import Settings
+from soothe.engine.datalock import DataDirLock
 from soothe.widgets.goal_tree import GoalTree
 from soothe.widgets.notice import Notice
-from tests.app.conftest import settle, submit
+from tests.app.conftest import settle as fake_settle
 from tests.app.fake_session import FakeSession
+from tests.app.real_harness import MODEL, Rig, readme_flow, ready, send, settle, until
 
 HEAVY = ("langchain", "langgraph", "ollama", "openai", "httpx", "aiosqlite", "markdown_it")
 
@@ -29,68 +32,81 @@ def test_app_module_imports_nothing_heavy() -> None:
     assert out.stdout.strip() == ""
 
 
-async def test_no_server_start_says_so_and_offers_demo(make_app, session: FakeSession) -> None:
-    session.provider_status = "unreachable"
-    app = make_app()
+async def test_no_server_start_says_so_and_offers_demo(rig: Rig) -> None:
+    rig.server.stop()
+    app = rig.app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
+        await ready(app, pilot)
         assert app.is_running
+        assert app.session.provider_status == "unreachable"
         assert app.main.status.info.provider == "unreachable"
         notice = app.main.query_one(Notice)
         assert notice.border_title == "No model server"
-        assert "ollama serve" in notice.body and "ollama pull qwen2.5:7b" in notice.body
+        assert "ollama serve" in notice.body and f"ollama pull {MODEL}" in notice.body
         await pilot.click("#notice-demo")
         await settle(app, pilot)
-        assert ("use_demo", ()) in session.calls
+        assert app.session.provider_status == "demo"
         assert not list(app.main.query(Notice))
         assert app.main.status.info.provider == "demo"
         assert app.main.status.info.model == "demo model"
-        await submit(app, pilot, "hi")
+        await send(app, pilot, "hi")
         await settle(app, pilot)
-        assert app.handler.answers[""] == "echo: hi"
+        assert app.handler.answers  # the demo model answered, with no server
+        assert all(a.strip() for a in app.handler.answers.values())
 
 
-async def test_no_server_notice_can_be_dismissed(make_app, session: FakeSession) -> None:
-    session.provider_status = "unreachable"
-    app = make_app()
+async def test_no_server_notice_can_be_dismissed(rig: Rig) -> None:
+    rig.server.stop()
+    app = rig.app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
+        await ready(app, pilot)
         await pilot.click("#notice-dismiss")
         await pilot.pause()
         assert not list(app.main.query(Notice))
-        assert ("use_demo", ()) not in session.calls
+        assert app.session.provider_status == "unreachable"  # not switched to the demo
         assert app.main.status.info.provider == "unreachable"
 
 
 async def test_missing_engine_still_opens(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(self: SootheApp) -> FakeSession:
+    def broken(self: SootheApp) -> object:  # no engine at all: nothing to run
         raise ModuleNotFoundError("No module named 'soothe.engine.session'")
 
     monkeypatch.setattr(SootheApp, "_build_session", broken)
     app = SootheApp(settings, animate=False, clock=lambda: 0.0)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
+        await fake_settle(app, pilot)
         notice = app.main.query_one(Notice)
         assert notice.border_title == "Engine unavailable"
         assert "soothe.engine.session" in notice.body
         assert app.main.status.info.provider == "offline"
-        await submit(app, pilot, "hello")
-        await settle(app, pilot)
+        await send(app, pilot, "hello")
+        await fake_settle(app, pilot)
         assert app.is_running
         assert any("engine is not available" in n.message for n in app._notifications)
 
 
-async def test_session_start_failure_is_reported(make_app, session: FakeSession) -> None:
-    session.start_error = RuntimeError("database is locked")
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
-        assert "database is locked" in app.main.query_one(Notice).body
-        assert app.is_running
+async def test_session_start_failure_is_reported(rig: Rig) -> None:
+    """Another soothe holds the data dir: the real start() fails with DataDirBusy and the
+    notice says just that."""
+    lock = DataDirLock(rig.data_dir)
+    rig.data_dir.mkdir(parents=True, exist_ok=True)
+    lock.acquire()
+    try:
+        app = rig.app()
+        async with app.run_test(size=(100, 30)) as pilot:
+            await ready(app, pilot)
+            assert app.engine_failed
+            notice = app.main.query_one(Notice)
+            assert f"in use by soothe (pid {os.getpid()})" in notice.body
+            assert "pip install" not in notice.body and "DataDirBusy" not in notice.body
+            assert app.is_running
+    finally:
+        lock.release()
 
 
+# FakeSession: a start() held open until the test says so (the real start has no pause).
 async def test_first_frame_comes_before_the_session_starts(make_app, session: FakeSession) -> None:
     from tests.app.fake_session import Gate
 
@@ -102,56 +118,54 @@ async def test_first_frame_comes_before_the_session_starts(make_app, session: Fa
         assert painted == [False]
         assert app.main.status.info.provider == "unknown"
         session.start_gate.open()
-        await settle(app, pilot)
+        await fake_settle(app, pilot)
         assert session.started and app.main.status.info.provider == "reachable"
 
 
-async def test_theme_from_config_and_switching(settings: Settings, session: FakeSession) -> None:
-    settings.ui.theme = "soothe-dusk"
-    app = SootheApp(settings, session=session, animate=False)
+async def test_theme_from_config_and_switching(rig: Rig) -> None:
+    rig.configure(ui={"theme": "soothe-dusk"})
+    app = rig.app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
+        await ready(app, pilot)
         assert app.theme == "soothe-dusk"
-        await submit(app, pilot, "/theme soothe-high-contrast")
+        await send(app, pilot, "/theme soothe-high-contrast")
         await pilot.pause()
         assert app.theme == "soothe-high-contrast"
-        await submit(app, pilot, "/theme nope")
+        await send(app, pilot, "/theme nope")
         await pilot.pause()
         assert app.theme == "soothe-high-contrast"
         assert any("unknown theme 'nope'" in n.message for n in app._notifications)
 
 
-async def test_unknown_config_theme_falls_back(settings: Settings, session: FakeSession) -> None:
-    settings.ui.theme = "missing"
-    app = SootheApp(settings, session=session, animate=False)
+async def test_unknown_config_theme_falls_back(rig: Rig) -> None:
+    rig.configure(ui={"theme": "missing"})
+    app = rig.app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
+        await ready(app, pilot)
         assert app.theme == "soothe-dark"
         assert any("unknown theme 'missing'" in n.message for n in app._notifications)
 
 
-async def test_user_theme_from_the_config_dir(
-    tmp_path: Path, settings: Settings, session: FakeSession
-) -> None:
-    themes = tmp_path / "config" / "soothe" / "themes"
+async def test_user_theme_from_the_config_dir(rig: Rig) -> None:
+    themes = rig.tmp_path / "config" / "soothe" / "themes"
     themes.mkdir(parents=True)
     (themes / "paper.toml").write_text(
         'primary = "#335577"\ndark = false\n[variables]\nborder = "#335577"\n'
     )
     (themes / "broken.toml").write_text('primary = "not a colour"\n')
-    settings.ui.theme = "paper"
-    app = SootheApp(settings, session=session, animate=False)
+    rig.configure(ui={"theme": "paper"})
+    app = rig.app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
+        await ready(app, pilot)
         assert app.theme == "paper"
         assert any("broken.toml" in n.message for n in app._notifications)
 
 
-async def test_keymap_override_by_binding_id(settings: Settings, session: FakeSession) -> None:
-    settings.ui.keymap = {"app.focus_goals": "ctrl+o", "no.such.binding": "x"}
-    app = SootheApp(settings, session=session, animate=False)
+async def test_keymap_override_by_binding_id(rig: Rig) -> None:
+    rig.configure(ui={"keymap": {"app.focus_goals": "ctrl+o", "no.such.binding": "x"}})
+    app = rig.app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
+        await ready(app, pilot)
         await pilot.press("ctrl+g")
         assert not isinstance(app.focused, GoalTree)
         await pilot.press("ctrl+o")
@@ -165,10 +179,10 @@ async def test_keymap_override_by_binding_id(settings: Settings, session: FakeSe
         assert app.screen is app.main
 
 
-async def test_evidence_panel_toggles_with_ctrl_e(make_app) -> None:
-    app = make_app()
+async def test_evidence_panel_toggles_with_ctrl_e(rig: Rig) -> None:
+    app = rig.app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
+        await ready(app, pilot)
         evidence = app.main.evidence
         assert not evidence.display  # narrow screen: hidden by default
         await pilot.press("ctrl+e")
@@ -177,20 +191,20 @@ async def test_evidence_panel_toggles_with_ctrl_e(make_app) -> None:
         assert not evidence.display and app.prompt.has_focus
 
 
-async def test_evidence_shows_on_wide_screens_and_opens_entries(make_app, session) -> None:
+async def test_evidence_shows_on_wide_screens_and_opens_entries(rig: Rig) -> None:
     from soothe.app.screens.dialogs import EvidenceDialog
-    from tests.app.scripts import agentic_script
 
-    session.script = lambda text, auto: agentic_script()
-    app = make_app()
+    readme_flow(rig.brain)
+    app = rig.app()
     async with app.run_test(size=(140, 36)) as pilot:
-        await settle(app, pilot)
+        await ready(app, pilot)
         assert app.main.evidence.display
-        await submit(app, pilot, "go")
+        await send(app, pilot, "go")
         await settle(app, pilot)
         await pilot.press("ctrl+e")  # visible but not focused: focus it
         assert app.main.evidence.has_focus
         await pilot.press("down", "enter")
+        await until(lambda: isinstance(app.screen, EvidenceDialog), pilot)
         assert isinstance(app.screen, EvidenceDialog)
         assert app.screen.entry.content.startswith("# Soothe")
         await pilot.press("escape")

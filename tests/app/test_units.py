@@ -188,6 +188,8 @@ def test_status_line_text() -> None:
     assert render_status(StatusInfo(provider="unreachable")).plain.startswith(
         "idle │ … ● unreachable"
     )
+    # no counts yet (a new session, a reopened thread): no "tok 0 in · 0 out"
+    assert render_status(StatusInfo(model="demo", provider="demo")).plain == "idle │ demo ● demo"
 
 
 def test_wrap_keeps_every_character_of_a_long_stream() -> None:

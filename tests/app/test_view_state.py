@@ -251,3 +251,20 @@ def test_an_interrupted_run_is_a_fact_the_transcript_keeps() -> None:
     again = ViewState(RecordingPort())
     again.replay([(ev.RunFailed(error="x", kind="interrupted"), 1, 7)])
     assert again.blocks() == [{"note": "interrupted", "kind": "warn"}]
+
+
+def test_status_names_the_thread_at_run_start_and_a_reopened_threads_iteration() -> None:
+    from soothe.engine.views import ThreadSnapshot
+
+    port = RecordingPort()
+    state = ViewState(port)
+    state.feed(ev.RunStarted(text="hi", thread_id="t-new"))
+    assert ("thread", "t-new") in [f for args in port.named("status") for f in args]
+    stored = [
+        ev.RunStarted(text="hi", thread_id="t1"),
+        ev.IterationStarted(iteration=2, max_iterations=8, **scope()),
+        ev.RunFinished(duration_s=1.0, thread_id="t1"),
+    ]
+    reopened = RecordingPort()
+    ViewState(reopened).restore(ThreadSnapshot(thread_id="t1"), [(e, 1, 0) for e in stored])
+    assert reopened.named("status")[-1] == (("iteration", 2), ("max_iterations", 8))

@@ -268,3 +268,24 @@ def test_summarize_readme_reads_the_readme(soothe, brain: Brain, env: Env, fake)
     assert (result.code, result.out) == (0, "A demo project for the loader.\n")
     (step,) = of_kind(fake, "step")
     assert "file: README.md (" in step and "A demo project for the loader." in step
+
+
+def test_the_bootstrap_listing_counts_as_list_dir_does(tmp_path: Path) -> None:
+    """The listing's summary names the root's entries as list_dir counts them, and the
+    tree's paths apart (it had '60 entries' where list_dir said '15 entries')."""
+    from soothe.engine.agent.fs_tools import list_dir
+    from soothe.engine.agent.workspace import Workspace
+    from soothe.engine.loader import MAX_LISTING, ground
+
+    for n in range(3):
+        (tmp_path / f"f{n}.txt").write_text("x")
+    ws = Workspace(tmp_path)
+    flat = dict(ground("list the files in this folder", ws, forced=True).facts())
+    assert list_dir(ws, ".").splitlines()[0] == ".: 3 entries"
+    assert [s for s in flat if s.startswith("listing")] == ["listing: . (3 entries)"]
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    for n in range(MAX_LISTING + 5):
+        (deep / f"d{n:03}.txt").write_text("x")
+    summaries = [s for s, _ in ground("list the files", ws, forced=True).facts()]
+    assert f"listing: . (4 entries; the first {MAX_LISTING} paths of the tree)" in summaries

@@ -47,6 +47,8 @@ class BootMixin(_Base):
             status.set(model=self.session.model_label)
         else:
             status.set(model=self.settings.model.display_name)
+        if self.settings.model.provider == "demo":  # no server to wait for
+            status.set(provider="demo")
         if self.animated:
             self.set_interval(1 / 8, self._tick)
             self.set_interval(SERVER_RECHECK_S, self._recheck_in_worker)

@@ -64,6 +64,8 @@ class ViewState(RequestEvents):
         self.running = False
         self.tokens_in = 0
         self.tokens_out = 0
+        self.iteration = (0, 0)
+        """The last iteration seen (iteration, max_iterations), for a restored thread."""
         self._touched: dict[int, Block] = {}
         self._origin = 0
         self.paging = False
@@ -302,6 +304,7 @@ class ViewState(RequestEvents):
         self._touched.clear()
         self.running = False
         self.tokens_in = self.tokens_out = 0
+        self.iteration = (0, 0)
         self.view(CONVERSATION)
         self.port.clear_goals()
         self.port.set_evidence([])
@@ -322,6 +325,9 @@ class ViewState(RequestEvents):
         self.sync_goals(snapshot.goals)
         self.set_evidence(snapshot.evidence)
         self.port.show(self.view(CONVERSATION))
+        # the last iteration the transcript shows (usage counts are not stored: the status
+        # line hides its counters until a run reports some)
+        self.port.status(iteration=self.iteration[0], max_iterations=self.iteration[1])
 
     def set_evidence(self, entries: list[EvidenceView]) -> None:
         self.evidence = {e.evidence_id: e for e in entries}
@@ -333,6 +339,8 @@ class ViewState(RequestEvents):
         self.running = True
         self.note([CONVERSATION], event.text, "user")
         if self.live:
+            if event.thread_id:  # a new session's thread exists from its first run on
+                self.port.status(thread=event.thread_id)
             self.port.run_started()
             self.port.follow(CONVERSATION)
 
@@ -478,6 +486,7 @@ class ViewState(RequestEvents):
         self.note(keys, "\n".join(lines), "plan")
 
     def _iteration_started(self, event: ev.IterationStarted) -> None:
+        self.iteration = (event.iteration, event.max_iterations)
         if self.live:
             self.port.status(iteration=event.iteration, max_iterations=event.max_iterations)
         if event.goal_id:

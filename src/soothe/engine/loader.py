@@ -15,6 +15,7 @@ is read, and a path that leaves it is reported as refused, never followed.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,6 +68,8 @@ class Grounding:
     missing: list[str] = field(default_factory=list)
     listing: list[str] = field(default_factory=list)
     listing_more: bool = False
+    top_entries: int = 0
+    """Entries directly in the workspace root, counted as list_dir counts them."""
     instructions: tuple[str, str] | None = None  # (file name, text)
 
     def facts(self) -> list[tuple[str, str]]:
@@ -76,8 +79,7 @@ class Grounding:
             name, text = self.instructions
             out.append((bootstrap_summary("instructions", name), text))
         if self.listing:
-            more = "; more not shown" if self.listing_more else ""
-            head = f"{len(self.listing)} entries{more}"
+            head = _listing_head(self.top_entries, len(self.listing), self.listing_more)
             out.append((bootstrap_summary("listing", f". ({head})"), "\n".join(self.listing)))
         for f in self.files:
             note = f"first {len(f.text)} of {f.size} chars" if f.cut else f"{f.size} chars"
@@ -121,6 +123,25 @@ def _read(path: Path, limit: int) -> tuple[str, int, bool]:
     text = head.decode("utf-8", errors="replace")
     cut = len(text) > limit or size > len(head)
     return text[:limit], size, cut
+
+
+def _listing_head(top: int, paths: int, more: bool) -> str:
+    """What the listing counted, in list_dir's terms: "15 entries" for a flat root;
+    "15 entries, 60 paths in all" with subfolders; "first 60 paths" when cut."""
+    entries = f"{top} entr{'y' if top == 1 else 'ies'}"
+    if more:
+        return f"{entries}; the first {paths} paths of the tree"
+    if paths != top:
+        return f"{entries}, {paths} paths in all"
+    return entries
+
+
+def _top_entries(path: Path) -> int:
+    try:
+        with os.scandir(path) as found:
+            return sum(1 for _ in found)
+    except OSError:
+        return 0
 
 
 def _listing(ws: Workspace, start: Path, limit: int) -> tuple[list[str], bool]:
@@ -169,6 +190,7 @@ def ground(text: str, ws: Workspace, *, forced: bool = False) -> Grounding:
     out = Grounding(task=True, reason=reason, missing=missing)
     out.instructions = load_instructions(ws)
     out.listing, out.listing_more = _listing(ws, ws.root, MAX_LISTING)
+    out.top_entries = _top_entries(ws.root)
     for path in paths:
         rel = ws.rel(path)
         if path.is_dir():

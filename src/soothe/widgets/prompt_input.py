@@ -142,10 +142,10 @@ class PromptInput(TextArea, inherit_bindings=False):
         height: auto;
         min-height: 3;
         max-height: 10;
-        border: tall $border-blurred;
+        border: tall $panel-lighten-2;
         padding: 0 1;
         background: $surface;
-        &:focus { border: tall $border; }
+        &:focus { border: tall $accent; }
         & .text-area--cursor-line { background: transparent; }
     }
     """
@@ -185,7 +185,6 @@ class PromptInput(TextArea, inherit_bindings=False):
             show_line_numbers=False,
             highlight_cursor_line=False,
             tab_behavior="focus",  # tab is ours (completion): it never inserts a tab
-            compact=True,
             id=id,
         )
         self.words = list(commands)

@@ -66,12 +66,13 @@ def render_status(info: StatusInfo, width: int = 200) -> Content:
     if info.max_iterations:
         label = () if compact else (("iter ", "$text-muted"),)
         parts += [sep, *label, f"{info.iteration}/{info.max_iterations}"]
-    tokens = (
-        f"{_tokens(info.tokens_in)}↑ {_tokens(info.tokens_out)}↓"
-        if compact
-        else (f"{_tokens(info.tokens_in)} in · {_tokens(info.tokens_out)} out")
-    )
-    parts += [sep, ("tok ", "$text-muted"), tokens]
+    if info.tokens_in or info.tokens_out:  # none yet (or a reopened thread): no "0 in"
+        tokens = (
+            f"{_tokens(info.tokens_in)}↑ {_tokens(info.tokens_out)}↓"
+            if compact
+            else (f"{_tokens(info.tokens_in)} in · {_tokens(info.tokens_out)} out")
+        )
+        parts += [sep, ("tok ", "$text-muted"), tokens]
     if info.elapsed is not None:
         parts += [sep, _elapsed(info.elapsed)]
     return Content.assemble(*parts)
@@ -102,7 +103,8 @@ class StatusLine(Static):
             self._redraw()
 
     def _redraw(self) -> None:
-        self.update(render_status(self.info, self.size.width or 200))
+        # one row, always: no layout of the screen for a new status
+        self.update(render_status(self.info, self.size.width or 200), layout=False)
 
     def on_resize(self) -> None:
         self._redraw()

@@ -1,9 +1,11 @@
-"""FakeSession: the SessionAPI in memory, for Pilot and snapshot tests and the UI bench.
+"""FakeSession: the SessionAPI in memory, kept only for states the real Session cannot
+reach on demand (the Pilot and snapshot tests run tests/app/real_harness.py's rig): the
+busy board (five goals in five states from one request), 20,000 token events at once, a
+start() held open before the first frame; and for the UI bench.
 
 ``run()`` replays a script: events are published on a real EventBus (the app reads them
 there) and the call returns a RunOutcome; a ``Gate`` pauses the replay until the test
-opens it, an ``Ask`` goes through a real InteractBroker and waits for the app to answer.
-Goal commands change goals in memory and publish the events the engine would.
+opens it. Goal commands change goals in memory and publish the events the engine would.
 """
 
 from __future__ import annotations
@@ -25,13 +27,7 @@ from soothe.app.session_api import (
 from soothe.engine import events as ev
 from soothe.engine.bus import EventBus
 from soothe.engine.config import Settings
-from soothe.engine.interact import (
-    ApprovalRequest,
-    ApprovalResponse,
-    ClarificationRequest,
-    ClarificationResponse,
-    InteractBroker,
-)
+from soothe.engine.interact import InteractBroker
 from soothe.engine.outcome import RunOutcome
 
 
@@ -51,14 +47,6 @@ class Gate:
 
 
 @dataclass
-class Ask:
-    """Ask the broker (clarification or approval) and keep the response."""
-
-    request: ClarificationRequest | ApprovalRequest
-    response: ClarificationResponse | ApprovalResponse | None = None
-
-
-@dataclass
 class Tokens:
     """Publish ``count`` token events for one step, yielding to the loop every ``chunk``."""
 
@@ -69,12 +57,7 @@ class Tokens:
     chunk: int = 200
 
 
-@dataclass
-class Fail:
-    error: Exception
-
-
-ScriptItem = ev.EventBase | Gate | Ask | Tokens | Fail
+ScriptItem = ev.EventBase | Gate | Tokens
 Script = list[ScriptItem] | Callable[[str, bool], list[ScriptItem]]
 
 
@@ -110,7 +93,6 @@ class FakeSession:
         self._goals: dict[str, GoalView] = {}
         self._evidence: list[EvidenceView] = []
         self.calls: list[tuple[str, tuple[Any, ...]]] = []
-        self.asked: list[Ask] = []
         self.started = False
         self.closed = False
         self.interrupted = False
@@ -136,23 +118,6 @@ class FakeSession:
             event = event.model_copy(update={"thread_id": self.thread_id})
         self._track(event)
         return self.bus.publish(event)
-
-    def seed_goal(self, goal: GoalView) -> None:
-        self._goals[goal.id] = goal
-        number = int(goal.id[1:]) if goal.id[1:].isdigit() else 0
-        self._next_goal = max(self._next_goal, number + 1)
-
-    def add_thread(
-        self, snapshot: ThreadSnapshot, *, created: datetime, last_active: datetime
-    ) -> None:
-        self.threads[snapshot.thread_id] = snapshot
-        self.thread_meta[snapshot.thread_id] = ThreadView(
-            id=snapshot.thread_id,
-            title=snapshot.title,
-            created_at=created,
-            last_active=last_active,
-            goal_count=len(snapshot.goals),
-        )
 
     def _track(self, event: ev.EventBase) -> None:
         """Keep goals() in step with the events, the way the ContextEngine would."""
@@ -243,10 +208,6 @@ class FakeSession:
             for item in script:
                 if isinstance(item, Gate):
                     await item.wait()
-                elif isinstance(item, Ask):
-                    self.asked.append(item)
-                    item.request.thread_id = self.thread_id
-                    item.response = await self.broker.ask(item.request)
                 elif isinstance(item, Tokens):
                     for index in range(item.count):
                         self.publish(
@@ -254,8 +215,6 @@ class FakeSession:
                         )
                         if index % item.chunk == item.chunk - 1:
                             await asyncio.sleep(0)
-                elif isinstance(item, Fail):
-                    raise item.error
                 else:
                     self.publish(item)
                     if isinstance(item, ev.FinalAnswer):

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from soothe.app.session_api import EvidenceView, GoalView, StepView, ThreadSnapshot
 from soothe.engine import events as ev
 from soothe.engine.events import PlannedStep
-from tests.app.fake_session import FakeSession, Gate, ScriptItem
+from tests.app.fake_session import FakeSession, ScriptItem
 
 
 def plan(goal_id: str, *steps: tuple[str, str, list[str]], reasoning: str = "") -> ev.PlanCreated:
@@ -29,61 +26,6 @@ def words(goal_id: str, step_id: str, text: str) -> list[ScriptItem]:
             ev.StepToken(goal_id=goal_id, step_id=step_id, text=("" if index == 0 else " ") + word)
         )
     return out
-
-
-def agentic_script(gate: Gate | None = None) -> list[ScriptItem]:
-    """One request that becomes goal G1: plan, two steps (one with a tool), answer."""
-    items: list[ScriptItem] = [
-        ev.Classified(label="simple", reason="needs to read a file"),
-        ev.GoalCreated(goal_id="G1", description="Summarise the README"),
-        ev.GoalStatusChanged(goal_id="G1", from_status="pending", to_status="active"),
-        ev.IterationStarted(goal_id="G1", iteration=1, max_iterations=8),
-        ev.PlanAssessed(
-            goal_id="G1", status="replan", goal_progress="none", reasoning="nothing read yet"
-        ),
-        plan(
-            "G1",
-            ("S1", "Read README.md", []),
-            ("S2", "Write the summary", ["S1"]),
-            reasoning="Read the file first, then summarise it.",
-        ),
-        ev.StepStarted(goal_id="G1", step_id="S1", description="Read README.md"),
-        ev.ToolCalled(
-            goal_id="G1", step_id="S1", call_id="c1", tool="read_file", args={"path": "README.md"}
-        ),
-        ev.ToolResult(
-            goal_id="G1",
-            step_id="S1",
-            call_id="c1",
-            tool="read_file",
-            output="# Soothe\nA terminal workbench for goal-driven agents.",
-        ),
-        ev.EvidenceAdded(
-            goal_id="G1",
-            step_id="S1",
-            evidence_id="E1",
-            kind="tool",
-            summary="read_file README.md: 2 lines",
-            content="# Soothe\nA terminal workbench for goal-driven agents.",
-        ),
-        ev.StepCompleted(goal_id="G1", step_id="S1", summary="read 2 lines", duration_s=0.2),
-        ev.StepStarted(goal_id="G1", step_id="S2", description="Write the summary"),
-    ]
-    if gate is not None:
-        items.append(gate)
-    items += words("G1", "S2", "Soothe is a terminal workbench for goal-driven agents.")
-    items += [
-        ev.StepCompleted(goal_id="G1", step_id="S2", duration_s=0.5),
-        ev.Usage(model="fake-model", input_tokens=1800, output_tokens=240),
-        ev.GoalStatusChanged(
-            goal_id="G1", from_status="active", to_status="completed", findings="summary written"
-        ),
-        ev.FinalAnswer(
-            goal_id="G1", text="**Soothe** is a terminal workbench for goal-driven agents."
-        ),
-        ev.RunFinished(duration_s=1.7, model_calls=3),
-    ]
-    return items
 
 
 def busy_board(session: FakeSession) -> list[ScriptItem]:
@@ -166,53 +108,3 @@ def busy_board(session: FakeSession) -> list[ScriptItem]:
         ev.Usage(model="fake-model", input_tokens=5400, output_tokens=812),
     ]
     return items
-
-
-def stored_threads(session: FakeSession) -> None:
-    """Three stored threads with fixed times (no clocks on screen)."""
-    trip = ThreadSnapshot(
-        thread_id="t-trip",
-        title="Plan a weekend in Lisbon",
-        goals=[
-            GoalView(
-                id="G1",
-                description="Find flights",
-                status="completed",
-                steps=[StepView(id="S1", description="Search flights", status="completed")],
-            ),
-            GoalView(
-                id="G2",
-                description="Book a hotel near Alfama",
-                status="failed",
-                error="no hotel tool",
-                depends_on=["G1"],
-            ),
-        ],
-        evidence=[
-            EvidenceView(
-                evidence_id="E1",
-                kind="tool",
-                summary="3 flights under 200 EUR",
-                content="TP1351 09:05 ...",
-                goal_id="G1",
-                step_id="S1",
-            )
-        ],
-        answers={"G1": "Cheapest: **TP1351** on Friday morning, 142 EUR.", "": "Hello again."},
-    )
-    readme = ThreadSnapshot(
-        thread_id="t-readme",
-        title="Summarise the README",
-        goals=[GoalView(id="G1", description="Summarise the README", status="completed")],
-        answers={"G1": "Soothe is a terminal workbench."},
-    )
-    empty = ThreadSnapshot(thread_id="t-0001", title="Current thread")
-    session.add_thread(
-        trip, created=datetime(2025, 3, 1, 9, 30), last_active=datetime(2025, 3, 2, 18, 5)
-    )
-    session.add_thread(
-        readme, created=datetime(2025, 2, 20, 14, 0), last_active=datetime(2025, 2, 20, 14, 12)
-    )
-    session.add_thread(
-        empty, created=datetime(2025, 3, 3, 8, 0), last_active=datetime(2025, 3, 3, 8, 0)
-    )

@@ -13,6 +13,8 @@ from tests.app.fake_session import FakeSession, Gate, Tokens
 TOKENS = 20_000
 
 
+# FakeSession: 20,000 token events published in one go (a paused 20,000-chunk stream from
+# the fake Ollama through the real Session never reached its pause within 60 s here).
 async def test_twenty_thousand_tokens_stay_responsive_and_capped(
     make_app, session: FakeSession
 ) -> None:

@@ -329,7 +329,9 @@ def _toml_literal(value: Any) -> str | None:
 def test_readme_documents_every_key(isolated_env: Path) -> None:
     """The Configuration table in README.md lists every key in config.py, with its default."""
     text = README.read_text(encoding="utf-8")
-    rows = dict(re.findall(r"^\|\s*`([a-z_]+\.[a-z_]+)`\s*\|\s*([^|]*?)\s*\|", text, flags=re.M))
+    section = text[text.index("\n## Configuration\n") :]
+    section = section[: section.find("\n## ", 1) if "\n## " in section[1:] else None]
+    rows = dict(re.findall(r"^\|\s*`([a-z_]+\.[a-z_]+)`\s*\|\s*([^|]*?)\s*\|", section, flags=re.M))
     keys = _settings_keys()
     assert set(keys) - set(rows) == set(), "add these keys to README.md ## Configuration"
     assert set(rows) - set(keys) == set(), "README.md documents keys that do not exist"

@@ -296,7 +296,11 @@ async def until(
 async def settle(app: SootheApp, pilot: Pilot[Any]) -> None:
     """Workers done, every published event applied, the stream scrolled, painted."""
     await pilot.pause()
-    await app.workers.wait_for_complete()
+    # every worker to its end; an interrupted run ends cancelled (its wait() raises)
+    while pending := [w for w in app.workers if not w.is_finished]:
+        done, _ = await asyncio.wait([asyncio.ensure_future(w.wait()) for w in pending])
+        for future in done:  # retrieved: a cancelled run is expected here
+            _ = future.cancelled() or future.exception()
     await app.handler.wait_idle()
     await pilot.pause()
     stream = app.main.stream

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 __all__ = ["CONVERSATION", "AppPort", "EventHandler"]
 
 DRAIN_INTERVAL = 1 / 20
+MAX_GAP = 0.5
+"""The longest the pump waits between batches (however slow the last repaint was)."""
 PAGE_RECORDS = 200
 """Stored transcript records read per page when the user scrolls back past what is held."""
 FOLLOW_QUIET_S = 4.0
@@ -131,6 +133,8 @@ class EventHandler:
         self.errors: list[str] = []
         self.applied = 0
         self.batches = 0
+        self.repaint_s = 0.0
+        """How long the last batch took to lay out and paint (it spaces the next one)."""
         self._sub: Subscription | None = None
         self._task: asyncio.Task[None] | None = None
         self._applying = False
@@ -185,19 +189,44 @@ class EventHandler:
         """
         loop = asyncio.get_running_loop()
         last = -self.interval
+        gap = self.interval
         while True:
             try:
                 first = await sub.get()
             except StopAsyncIteration:
                 return
-            wait = self.interval - (loop.time() - last)
+            wait = gap - (loop.time() - last)
             if wait > 0:
                 self._applying = True  # events are waiting for us: not idle
                 await asyncio.sleep(wait)
+            began = loop.time()
             self.apply([first, *sub.drain()])
+            self._applying = True
+            await self._repainted()
             last = loop.time()
+            # The run and the screen share this loop: a batch's layout and paint (0.1 s
+            # and more on a full screen) must not starve the engine that makes the next
+            # events. The next batch waits at least as long as this one's repaint took,
+            # so the screen gets at most about half of the loop while events pour in.
+            self.repaint_s = last - began
+            gap = max(self.interval, min(self.repaint_s, MAX_GAP))
+            self._applying = False
             if not len(sub):
                 self._wake_idle()
+
+    async def _repainted(self) -> None:
+        """Wait until the screen has laid out and painted what the last batch changed."""
+        done = asyncio.get_running_loop().create_future()
+
+        def painted() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        try:
+            self.app.call_after_refresh(painted)
+            await asyncio.wait_for(done, MAX_GAP)
+        except Exception:  # timed out, or no screen (yet, any more): go on
+            return
 
     def _wake_idle(self) -> None:
         waiters, self._idle_waiters = self._idle_waiters, []

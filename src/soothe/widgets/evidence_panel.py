@@ -18,6 +18,9 @@ from soothe.engine.views import EvidenceView
 
 EMPTY_ID = "__empty__"
 KIND_STYLES = {"tool": "$secondary", "bootstrap": "$accent", "ledger": "$primary"}
+WINDOW = 200
+"""Rows listed at once: the newest entries the selection lets through (the view model
+keeps every entry; older rows are let go, like the stream's blocks)."""
 
 
 def _prompt(entry: EvidenceView) -> Content:
@@ -54,6 +57,8 @@ class EvidencePanel(OptionList):
         self.entries: dict[str, EvidenceView] = {}
         """Every entry of the thread; ``shown`` are those the selection lets through."""
         self.shown: list[str] = []
+        self.hidden = 0
+        """Entries the selection lets through that are older than the rows listed."""
         self.scope: tuple[str | None, str | None] = (None, None)
         self._show_empty()
 
@@ -87,7 +92,21 @@ class EvidencePanel(OptionList):
                 self.clear_options()
             self.shown += [e.evidence_id for e in visible]
             self.add_options(Option(_prompt(e), id=e.evidence_id) for e in visible)
+            self._trim()
         self._retitle()
+
+    def _trim(self) -> None:
+        """Keep the newest WINDOW rows: each row holds its rendered lines."""
+        excess = len(self.shown) - WINDOW
+        if excess <= 0:
+            return
+        highlighted = self.highlighted
+        for evidence_id in self.shown[:excess]:
+            self.remove_option(evidence_id)
+        del self.shown[:excess]
+        self.hidden += excess
+        if highlighted is not None:
+            self.highlighted = max(0, highlighted - excess)
 
     def set_entries(self, entries: list[EvidenceView]) -> None:
         self.entries = {e.evidence_id: e for e in entries}
@@ -104,7 +123,9 @@ class EvidencePanel(OptionList):
 
     def _refill(self) -> None:
         self.clear_options()
-        visible = [e for e in self.entries.values() if self._wanted(e)]
+        wanted = [e for e in self.entries.values() if self._wanted(e)]
+        self.hidden = max(0, len(wanted) - WINDOW)
+        visible = wanted[self.hidden :]
         self.shown = [e.evidence_id for e in visible]
         if visible:
             self.add_options(Option(_prompt(e), id=e.evidence_id) for e in visible)
@@ -117,7 +138,7 @@ class EvidencePanel(OptionList):
         goal_id, step_id = self.scope
         where = "/".join(p for p in (goal_id, step_id) if p)
         if where:
-            self.border_title = f"Evidence · {where} ({len(self.shown)} of {total})"
+            self.border_title = f"Evidence · {where} ({len(self.shown) + self.hidden} of {total})"
         else:
             self.border_title = f"Evidence ({total})" if total else "Evidence"
 

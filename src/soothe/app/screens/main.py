@@ -7,9 +7,10 @@ from collections.abc import Callable
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from soothe.widgets.evidence_panel import EvidencePanel
+from soothe.widgets.footer import SteadyFooter
 from soothe.widgets.goal_tree import GoalTree
 from soothe.widgets.notice import Notice
 from soothe.widgets.prompt_input import PromptInput
@@ -48,7 +49,7 @@ class MainScreen(Screen[None]):
             yield self.evidence
         yield self.prompt
         yield self.status
-        yield Footer(id="footer")
+        yield SteadyFooter(id="footer")
 
     def on_mount(self) -> None:
         self.stream.border_title = "Conversation"

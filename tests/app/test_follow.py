@@ -1,0 +1,77 @@
+"""Follow on the real Session (fake Ollama): a new request takes the middle panel unless
+the user chose what to look at within the last few seconds (the app's injected clock);
+ctrl+o jumps to the active goal, and back to the conversation when nothing runs."""
+
+from __future__ import annotations
+
+from soothe.app.handler import CONVERSATION, FOLLOW_QUIET_S
+from tests.app.real_harness import (
+    Rig,
+    parallel_flow,
+    quiz,
+    readme_flow,
+    ready,
+    send,
+    settle,
+    until,
+    wait_event,
+)
+
+
+async def test_a_new_request_takes_the_middle_panel_unless_the_user_just_chose(rig: Rig) -> None:
+    now = [100.0]
+    readme_flow(rig.brain)
+    quiz(rig.brain, "Four.")
+    quiz(rig.brain, "Six.")
+    app = rig.app(clock=lambda: now[0])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await send(app, pilot, "Summarise README.md")
+        await settle(app, pilot)
+        assert app.main.stream.key == CONVERSATION
+        assert app.main.goal_tree.display_status("G1") == "completed"
+
+        now[0] = 200.0
+        app.handler.select(app.handler.ref_of("G1"))  # what the tree does on a click
+        await settle(app, pilot)
+        assert app.main.stream.key == "G1"
+
+        now[0] = 200.0 + FOLLOW_QUIET_S / 2  # still reading G1: the request runs aside
+        await send(app, pilot, "What is 2+2?")
+        await settle(app, pilot)
+        assert app.main.stream.key == "G1"
+        said = [getattr(b, "text", "") for b in app.handler.transcript(CONVERSATION).segments]
+        assert any("Four." in text for text in said)  # it ran, out of view
+
+        now[0] = 200.0 + FOLLOW_QUIET_S * 3  # quiet for a while: the next request follows
+        await send(app, pilot, "What is 3+3?")
+        await settle(app, pilot)
+        assert app.main.stream.key == CONVERSATION
+        assert rig.brain.leftover() == {}
+
+
+async def test_ctrl_o_jumps_to_the_active_goal(rig: Rig) -> None:
+    now = [100.0]
+    first, second = parallel_flow(rig.brain)
+    app = rig.app(clock=lambda: now[0])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await send(app, pilot, "Read the README and write a haiku")
+        await wait_event(first.reached, pilot)
+        await wait_event(second.reached, pilot)
+        await until(lambda: "G1" in app.handler.goals, pilot)
+        await until(lambda: app.handler.goals["G1"].status == "active", pilot)
+        assert app.main.stream.key == CONVERSATION  # the conversation shows G1's cards
+
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        assert app.main.stream.key == "G1"
+        assert app.main.goal_tree.selected_ref.goal_id == "G1"
+
+        first.release.set()
+        second.release.set()
+        await settle(app, pilot)
+        assert app.handler.goals["G1"].status == "completed"
+        await pilot.press("ctrl+o")  # nothing runs: back to the conversation
+        await pilot.pause()
+        assert app.main.stream.key == CONVERSATION

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Annotated, Literal
 
 import pytest
@@ -48,8 +49,17 @@ class Tiny(BaseModel):
 
 
 @pytest.fixture
-def demo_hub() -> ModelHub:
-    return ModelHub(ModelSettings(provider="demo"), EventBus())
+def demo_hub() -> Iterator[ModelHub]:
+    # The plain demo model, without the demo brain an earlier test in this process may
+    # have registered (Session.start installs it for the demo provider).
+    from soothe.engine.llm import demo
+
+    saved = list(demo._CHAT)
+    demo.register_demo_chat(None)
+    try:
+        yield ModelHub(ModelSettings(provider="demo"), EventBus())
+    finally:
+        demo._CHAT[:] = saved
 
 
 def test_factory_builds_the_demo_model_without_a_server() -> None:

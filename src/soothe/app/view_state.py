@@ -28,13 +28,13 @@ from soothe.app.view_port import (
     restore_answers,
     same_text,
 )
+from soothe.app.view_steps import StepEvents
 from soothe.engine import events as ev
 from soothe.engine.views import EvidenceView, GoalView, StepView, ThreadSnapshot
 from soothe.widgets.icons import STATUS_WORDS
 from soothe.widgets.transcript import (
     Answer,
     Block,
-    CardStatus,
     Note,
     NoteKind,
     StepCard,
@@ -49,7 +49,7 @@ MAX_CARDS = 200
 """Step cards kept by key (for their later events); finished ones beyond are let go."""
 
 
-class ViewState(RequestEvents):
+class ViewState(StepEvents, RequestEvents):
     def __init__(self, port: ViewPort) -> None:
         self.port = port
         self.live = True
@@ -497,129 +497,6 @@ class ViewState(RequestEvents):
             failed = f", {event.failed_steps} failed" if event.failed_steps else ""
             text = f"iteration {event.iteration} done: {event.completed_steps} steps{failed}"
             self.note([event.goal_id], text)
-
-    # -- events: steps (one live card per step) -------------------------------------------
-
-    def _card(self, event: ev.EventBase, description: str = "") -> StepCard | None:
-        """The card of the event's step, made (and placed) on first sight."""
-        if not event.goal_id or not event.step_id:
-            return None
-        key = f"{event.goal_id}/{event.step_id}"
-        card = self.cards.get(key)
-        if card is None or (isinstance(event, ev.StepStarted) and card.status != "active"):
-            card = StepCard(event.goal_id, event.step_id, description)
-            self.cards[key] = card
-            if self.paging and not isinstance(event, ev.StepStarted):
-                return card  # a step that started before the page: its card is older
-            self.put(self._keys(event), card)
-        return card
-
-    def _card_changed(self, card: StepCard) -> None:
-        card.version += 1
-        self.changed(card)
-
-    def _step_started(self, event: ev.StepStarted) -> None:
-        if event.goal_id and event.step_id:
-            self._update_step(
-                event.goal_id,
-                event.step_id,
-                status="active",
-                description=event.description,
-                kind=event.kind,
-            )
-            self.view(f"{event.goal_id}/{event.step_id}").title = self._title(
-                f"{event.goal_id}/{event.step_id}"
-            )
-        card = self._card(event, event.description)
-        if card is None:  # a step outside a goal: a plain note
-            self.note(self._keys(event), one_line(event.description, 120), "step")
-
-    def _step_token(self, event: ev.StepToken, tokens: int) -> None:
-        card = self._card(event)
-        if card is None:
-            return
-        card.add_text(event.text, tokens)
-        self.changed(card)
-
-    def _tool_called(self, event: ev.ToolCalled) -> None:
-        run = ToolRun(call_id=event.call_id, tool=event.tool, args=dict(event.args))
-        self.tools[event.call_id] = run
-        card = self._card(event)
-        if card is None:
-            self.put(self._keys(event), run)
-            return
-        card.add_tool(run)
-        self.changed(card)
-
-    def _tool_result(self, event: ev.ToolResult) -> None:
-        run = self.tools.pop(event.call_id, None)
-        card = self._card(event)
-        if run is None:
-            run = ToolRun(call_id=event.call_id, tool=event.tool)
-            if card is None:
-                self.put(self._keys(event), run)
-            else:
-                card.add_tool(run)
-        run.output = event.output
-        run.ok = event.ok
-        run.truncated = event.truncated
-        run.version += 1
-        if card is not None:
-            self._card_changed(card)
-        else:
-            self.changed(run)
-        denied = (event.goal_id, event.step_id, event.tool)
-        if not event.ok and denied in self._denied:
-            self._denied.discard(denied)  # the output is written for the model, not for you
-            self._notify(f"{event.tool} denied", "", "warning")
-        elif not event.ok:
-            first = event.output.strip().splitlines()[0] if event.output.strip() else "failed"
-            self._notify(one_line(first, 200), f"Tool {event.tool} failed", "warning")
-
-    def _finish_card(self, event: ev.EventBase, status: CardStatus, detail: str = "") -> None:
-        card = self._card(event)
-        if card is None:
-            return
-        card.status = status
-        card.detail = detail
-        self._card_changed(card)
-
-    def _step_completed(self, event: ev.StepCompleted) -> None:
-        if event.goal_id and event.step_id:
-            self._update_step(event.goal_id, event.step_id, status="completed")
-        card = self._card(event)
-        if card is None:
-            return
-        card.duration_s = event.duration_s
-        # the summary repeats the streamed text: say it only when nothing streamed
-        summary = one_line(event.summary, 120) if event.summary and not card.text else ""
-        self._finish_card(event, "completed", summary)
-
-    def _step_failed(self, event: ev.StepFailed) -> None:
-        if event.goal_id and event.step_id:
-            self._update_step(event.goal_id, event.step_id, status="failed")
-        what: CardStatus = "cancelled" if event.cancelled else "failed"
-        self._finish_card(event, what, one_line(event.error, 200))
-        if not self.cards.get(f"{event.goal_id}/{event.step_id}"):
-            self.note(self._keys(event), f"step {what}: {event.error}", "error")
-        if not event.cancelled:
-            label = "/".join(p for p in (event.goal_id, event.step_id) if p) or "step"
-            self._notify(one_line(event.error, 200), f"Step {label} failed", "error")
-
-    def _step_skipped(self, event: ev.StepSkipped) -> None:
-        if event.goal_id and event.step_id:
-            self._update_step(event.goal_id, event.step_id, status="skipped")
-        reason = f": {event.reason}" if event.reason else ""
-        self.note(self._keys(event, conversation=False), f"{event.step_id} skipped{reason}")
-
-    def _step_suspended(self, event: ev.StepSuspended) -> None:
-        """Back to pending, not finished: the card says paused until the step resumes
-        (its StepStarted then opens a new card that continues from the checkpoint)."""
-        if event.goal_id and event.step_id:
-            self._update_step(event.goal_id, event.step_id, status="pending")
-        reason = one_line(event.reason, 200) if event.reason else ""
-        if self.cards.get(f"{event.goal_id}/{event.step_id}"):
-            self._finish_card(event, "suspended", f"paused: {reason}" if reason else "paused")
 
     # -- events: accounting and answers --------------------------------------------------------
 

@@ -14,8 +14,10 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/soothe
 
+# Four workers, a file each at a time (--dist loadfile keeps a module's tests together):
+# most tests wait on subprocesses and loopback servers, so 4 fit 2 cores.
 test: $(STAMP)
-	env -u NO_COLOR $(BIN)/pytest -q
+	env -u NO_COLOR $(BIN)/pytest -q -n 4 --dist loadfile
 
 # Against a real PostgreSQL server: a throwaway cluster in a temp dir (tests/pg/cluster.py).
 test-pg: $(STAMP)

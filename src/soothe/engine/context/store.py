@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -506,27 +506,32 @@ class Store:
         for kind, src, dst in raw["edges"]:
             edges.setdefault(src, {}).setdefault(kind, []).append(dst)
         loaded = Loaded(meta=dict(raw["meta"]), last_message_id=int(raw["last_message"][0][0]))
-        empty: dict[str, list[str]] = {}
-        for row in raw["goals"]:
-            data = dict(zip(GOAL_COLUMNS, row, strict=True))
-            mine = edges.get(data["id"], empty)
-            for kind in EDGE_KINDS:
-                data[kind] = tuple(mine.get(kind, ()))
-            loaded.goals.append(GoalNode(**data))
-        for row in raw["steps"]:
-            data = dict(zip(STEP_COLUMNS, row, strict=True))
-            for key in _STEP_JSON:
-                data[key] = tuple(json.loads(data[key]))
-            loaded.steps.append(StepNode(**data))
-        loaded.evidence = [
-            EvidenceEntry(**dict(zip(EVIDENCE_COLUMNS, row, strict=True)))
-            for row in raw["evidence"]
-        ]
-        loaded.ledger = [
-            LedgerEntry(**dict(zip(LEDGER_COLUMNS, row, strict=True))) for row in raw["ledger"]
-        ]
-        loaded.threads = [
-            ThreadRecord(id=r[0], title=r[1], created_at=r[2], last_active=r[3])
-            for r in raw["threads"]
-        ]
-        return loaded
+        return decode_rows(loaded, raw, edges)
+
+
+def decode_rows(
+    loaded: Loaded, raw: Mapping[str, Any], edges: Mapping[str, Mapping[str, list[str]]]
+) -> Loaded:
+    """Fill ``loaded`` from the rows one load read (the same columns on every backend)."""
+    empty: dict[str, list[str]] = {}
+    for row in raw["goals"]:
+        data = dict(zip(GOAL_COLUMNS, row, strict=True))
+        mine = edges.get(data["id"], empty)
+        for kind in EDGE_KINDS:
+            data[kind] = tuple(mine.get(kind, ()))
+        loaded.goals.append(GoalNode(**data))
+    for row in raw["steps"]:
+        data = dict(zip(STEP_COLUMNS, row, strict=True))
+        for key in _STEP_JSON:
+            data[key] = tuple(json.loads(data[key]))
+        loaded.steps.append(StepNode(**data))
+    loaded.evidence = [
+        EvidenceEntry(**dict(zip(EVIDENCE_COLUMNS, row, strict=True))) for row in raw["evidence"]
+    ]
+    loaded.ledger = [
+        LedgerEntry(**dict(zip(LEDGER_COLUMNS, row, strict=True))) for row in raw["ledger"]
+    ]
+    loaded.threads = [
+        ThreadRecord(id=r[0], title=r[1], created_at=r[2], last_active=r[3]) for r in raw["threads"]
+    ]
+    return loaded

@@ -21,29 +21,22 @@ The goal queue (claims with leases, for ``soothe worker``) is in ``queue.py``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from soothe.engine.context.errors import StoreError
 from soothe.engine.context.models import (
-    EvidenceEntry,
-    GoalNode,
-    LedgerEntry,
-    StepNode,
     ThreadMessage,
-    ThreadRecord,
 )
 from soothe.engine.context.store import (
-    _STEP_JSON,
-    EDGE_KINDS,
     EVIDENCE_COLUMNS,
     GOAL_COLUMNS,
     LEDGER_COLUMNS,
     STEP_COLUMNS,
     Loaded,
     Op,
+    decode_rows,
     ledger_trim_op,
 )
 
@@ -439,27 +432,4 @@ class PgStore:
             last_message_id=int(raw["message_top"][0][0]),
             next_ledger_id=int(raw["ledger_top"][0][0]) + 1,
         )
-        empty: dict[str, list[str]] = {}
-        for row in raw["goals"]:
-            data = dict(zip(GOAL_COLUMNS, row, strict=True))
-            mine = edges.get(data["id"], empty)
-            for kind in EDGE_KINDS:
-                data[kind] = tuple(mine.get(kind, ()))
-            loaded.goals.append(GoalNode(**data))
-        for row in raw["steps"]:
-            data = dict(zip(STEP_COLUMNS, row, strict=True))
-            for key in _STEP_JSON:
-                data[key] = tuple(json.loads(data[key]))
-            loaded.steps.append(StepNode(**data))
-        loaded.evidence = [
-            EvidenceEntry(**dict(zip(EVIDENCE_COLUMNS, row, strict=True)))
-            for row in raw["evidence"]
-        ]
-        loaded.ledger = [
-            LedgerEntry(**dict(zip(LEDGER_COLUMNS, row, strict=True))) for row in raw["ledger"]
-        ]
-        loaded.threads = [
-            ThreadRecord(id=r[0], title=r[1], created_at=r[2], last_active=r[3])
-            for r in raw["threads"]
-        ]
-        return loaded
+        return decode_rows(loaded, raw, edges)

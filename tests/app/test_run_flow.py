@@ -123,9 +123,13 @@ async def test_only_the_visible_stream_renders_live(rig: Rig) -> None:
         await ready(app, pilot)
         await send(app, pilot, "go")
         await until(lambda: app.main.goal_tree.goal("G1") is not None, pilot)
-        app.main.goal_tree.show_ref(NodeRef("step", "G1", "S-01"))
-        await pilot.pause()
         await wait_event(held.reached, pilot)
+        # The user picks S-01 while S-02 is held mid-stream (once the run's earlier events
+        # are on screen: under load they can land after an earlier pick and move the view).
+        await until(lambda: app.main.goal_tree.node_for(NodeRef("step", "G1", "S-01")), pilot)
+        app.handler.select(NodeRef("step", "G1", "S-01"))
+        await pilot.pause()
+        assert app.main.stream.key == "G1/S-01"
         held.release.set()
         await settle(app, pilot)
         # S-02 streamed while S-01 was on screen: nothing of it was mounted

@@ -89,8 +89,9 @@ async def test_agentic_run_fills_tree_stream_and_evidence(rig: Rig) -> None:
 
         # selecting a step shows only that step: the tool call of S-01, no answer
         tree.show_ref(NodeRef("step", "G1", "S-01"))
-        await pilot.pause()
-        assert app.main.stream.key == "G1/S-01"
+        # the swap of the stream's widgets lands over a few frames (slower under load)
+        await until(lambda: app.main.stream.key == "G1/S-01", pilot)
+        await until(lambda: len(list(app.main.stream.query(ToolCallBlock))) == 1, pilot)
         assert app.main.stream.border_title == "G1 › S-01 · Read README.md"
         blocks = list(app.main.stream.query(ToolCallBlock))
         assert len(blocks) == 1 and blocks[0].collapsed
@@ -98,7 +99,8 @@ async def test_agentic_run_fills_tree_stream_and_evidence(rig: Rig) -> None:
         assert not list(app.main.stream.query(Markdown))
         # and the step S-02 shows its streamed text only
         tree.show_ref(NodeRef("step", "G1", "S-02"))
-        await pilot.pause()
+        await until(lambda: app.main.stream.key == "G1/S-02", pilot)
+        await until(lambda: not list(app.main.stream.query(ToolCallBlock)), pilot)
         assert [b.text for b in app.main.stream.query(StreamText)] == [s2_text]
         assert not list(app.main.stream.query(ToolCallBlock))
 
@@ -137,6 +139,7 @@ async def test_only_the_visible_stream_renders_live(rig: Rig) -> None:
         assert [b.text for b in app.main.stream.query(StreamText)] == ["Read it."]
         # but switching shows the whole S-02 text
         app.main.goal_tree.show_ref(NodeRef("step", "G1", "S-02"))
+        await until(lambda: app.main.stream.key == "G1/S-02", pilot)
         await pilot.pause()
         assert [b.text for b in app.main.stream.query(StreamText)] == [
             "Soothe is a terminal workbench for goal-driven agents."

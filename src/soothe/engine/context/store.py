@@ -387,26 +387,10 @@ class Store:
     ) -> list[tuple[int, str]]:
         """A thread's transcript records ``(id, json)`` oldest first; ``before`` an id and
         ``limit`` give the newest ``limit`` older than it (paging back)."""
-        sql = "SELECT id, data FROM transcript WHERE thread_id = ?"
-        params: list[Any] = [thread_id]
-        if before is not None:
-            sql += " AND id < ?"
-            params.append(before)
-        if after is not None:  # the oldest ``limit`` newer than it (paging forward)
-            sql += " AND id > ? ORDER BY id"
-            params.append(after)
-            if limit is not None:
-                sql += " LIMIT ?"
-                params.append(max(0, limit))
-            async with self.db.execute(sql, params) as cursor:
-                return [(int(r[0]), str(r[1])) for r in await cursor.fetchall()]
-        sql += " ORDER BY id DESC"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(max(0, limit))
+        sql, params, newest_first = transcript_page(thread_id, before, limit, after)
         async with self.db.execute(sql, params) as cursor:
-            rows = await cursor.fetchall()
-        return [(int(r[0]), str(r[1])) for r in reversed(list(rows))]
+            rows = list(await cursor.fetchall())
+        return [(int(r[0]), str(r[1])) for r in (reversed(rows) if newest_first else rows)]
 
     async def transcript_id_of(self, thread_id: str, seq: int) -> int | None:
         """The id of the thread's newest record of the event numbered ``seq`` (a live
@@ -535,3 +519,25 @@ def decode_rows(
         ThreadRecord(id=r[0], title=r[1], created_at=r[2], last_active=r[3]) for r in raw["threads"]
     ]
     return loaded
+
+
+def transcript_page(
+    thread_id: str, before: int | None, limit: int | None, after: int | None
+) -> tuple[str, list[Any], bool]:
+    """The query for a page of a thread's transcript (``?`` placeholders), its parameters,
+    and whether its rows come newest first (paging back) and must be reversed."""
+    sql = "SELECT id, data FROM transcript WHERE thread_id = ?"
+    params: list[Any] = [thread_id]
+    if before is not None:
+        sql += " AND id < ?"
+        params.append(before)
+    newest_first = after is None
+    if after is not None:  # the oldest ``limit`` newer than it (paging forward)
+        sql += " AND id > ? ORDER BY id"
+        params.append(after)
+    else:
+        sql += " ORDER BY id DESC"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(max(0, limit))
+    return sql, params, newest_first

@@ -38,6 +38,7 @@ from soothe.engine.context.store import (
     Op,
     decode_rows,
     ledger_trim_op,
+    transcript_page,
 )
 
 if TYPE_CHECKING:
@@ -306,24 +307,9 @@ class PgStore:
         limit: int | None = None,
         after: int | None = None,
     ) -> list[tuple[int, str]]:
-        sql = "SELECT id, data FROM transcript WHERE thread_id = %s"
-        params: list[Any] = [thread_id]
-        if before is not None:
-            sql += " AND id < %s"
-            params.append(before)
-        if after is not None:  # the oldest ``limit`` newer than it (paging forward)
-            sql += " AND id > %s ORDER BY id"
-            params.append(after)
-            if limit is not None:
-                sql += " LIMIT %s"
-                params.append(max(0, limit))
-            return [(int(r[0]), str(r[1])) for r in await self.execute(sql, params)]
-        sql += " ORDER BY id DESC"
-        if limit is not None:
-            sql += " LIMIT %s"
-            params.append(max(0, limit))
-        rows = await self.execute(sql, params)
-        return [(int(r[0]), str(r[1])) for r in reversed(rows)]
+        sql, params, newest_first = transcript_page(thread_id, before, limit, after)
+        rows = list(await self.execute(translate(sql), params))
+        return [(int(r[0]), str(r[1])) for r in (reversed(rows) if newest_first else rows)]
 
     async def transcript_id_of(self, thread_id: str, seq: int) -> int | None:
         sql = (

@@ -135,12 +135,20 @@ def main(argv: list[str] | None = None) -> int:
         args = build_sub_parser(command).parse_args(rest)
     else:
         args = build_parser().parse_args(argv)
-    from soothe.engine.config import ConfigError, load_settings
+    from soothe.engine.config_file import ConfigError, FrameConfig
 
+    settings: Any
     try:
-        settings = load_settings(args.config, overrides_from(args))
+        if command is None and args.prompt is None and not args.thread:
+            # the workbench: its first frame reads the file without pydantic; the full
+            # settings are built (and a bad value reported, exit 2) right after it
+            settings = FrameConfig.read(args.config, overrides_from(args))
+        else:
+            from soothe.engine.config import load_settings
+
+            settings = load_settings(args.config, overrides_from(args))
     except ConfigError as exc:
-        print(str(exc).replace("config error:", "error: config:", 1), file=sys.stderr)
+        print(exc.cli_line(), file=sys.stderr)
         return 2
     try:
         return _dispatch(command, args, settings)
@@ -207,7 +215,7 @@ def _storage_problem(exc: Exception, settings: Any) -> str | None:
     from soothe.engine.context.errors import StoreError
     from soothe.engine.session import _storage_message
 
-    if isinstance(exc, StoreError | sqlite3.DatabaseError):
+    if isinstance(exc, StoreError | sqlite3.DatabaseError) and hasattr(settings, "storage"):
         return _storage_message(settings.storage.db_path, exc)
     return None
 

@@ -11,6 +11,7 @@ one is the Textual ``App`` underneath them.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from textual.worker import Worker
 
 from soothe.app.screens.main import MainScreen
 from soothe.app.session_api import SessionAPI
+from soothe.engine.config_file import FrameConfig
 from soothe.themes import BUILTIN_THEMES
 
 if TYPE_CHECKING:
@@ -33,7 +35,13 @@ Clock = Callable[[], float]
 class SootheBase(App[None]):
     """The state ``SootheApp.__init__`` sets, and the helpers its parts share."""
 
-    settings: Settings
+    frame: FrameConfig
+    """What the first frame shows (theme, keys, model, data dir), read without pydantic."""
+    _settings: Settings | None
+    _settings_lock: threading.Lock
+    config_error: str
+    """The config's one-line error when the full settings could not be built (the app
+    then exits with code 2 and ``run_tui`` prints it)."""
     requested_thread: str | None
     session: SessionAPI | None
     session_ready: bool
@@ -54,6 +62,19 @@ class SootheBase(App[None]):
     _requests: dict[str, Screen[Any]]
     alerts: list[str]
     """The last bells / notifications sent to the terminal (``ui.notify``)."""
+
+    @property
+    def settings(self) -> Settings:
+        """The full, validated settings. The engine-start worker builds them after the
+        first frame (off the event loop); anything that asks sooner builds them here."""
+        return self._settings if self._settings is not None else self.load_settings()
+
+    def load_settings(self) -> Settings:
+        """Build the settings once (any thread); ConfigError on a bad value."""
+        with self._settings_lock:
+            if self._settings is None:
+                self._settings = self.frame.load_settings()
+            return self._settings
 
     def require_session(self) -> SessionAPI:
         if self.session is None:

@@ -11,6 +11,7 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from soothe.app.session_api import SessionAPI
+from soothe.engine.config_file import ConfigError
 from soothe.themes import DEFAULT_THEME
 from soothe.widgets.goal_tree import NodeRef
 from soothe.widgets.notice import Notice
@@ -30,12 +31,9 @@ SERVER_RECHECK_S = 15.0
 
 class BootMixin(_Base):
     def on_mount(self) -> None:
-        wanted = self.settings.ui.theme
-        if wanted in self.available_themes:
-            self.theme = wanted
-        else:
-            self.theme = DEFAULT_THEME
-            self.warnings.append(f"ui.theme: unknown theme {wanted!r}, using {DEFAULT_THEME}")
+        # the first frame reads only self.frame: the full settings come after it
+        if problem := self._apply_theme(self.frame.theme):
+            self.warnings.append(problem)
         if self.keymap_overrides:
             self.set_keymap(self.keymap_overrides)
         for warning in self.warnings:
@@ -46,13 +44,48 @@ class BootMixin(_Base):
             self.handler.attach(self.session.bus)
             status.set(model=self.session.model_label)
         else:
-            status.set(model=self.settings.model.display_name)
-        if self.settings.model.provider == "demo":  # no server to wait for
+            status.set(model=self.frame.display_name)
+        if self.frame.provider == "demo":  # no server to wait for
             status.set(provider="demo")
         if self.animated:
             self.set_interval(1 / 8, self._tick)
             self.set_interval(SERVER_RECHECK_S, self._recheck_in_worker)
         self.call_after_refresh(self._first_frame)
+
+    def _apply_theme(self, wanted: str) -> str | None:
+        """Use the theme; the warning to show when there is none of that name."""
+        if wanted in self.available_themes:
+            self.theme = wanted
+            return None
+        self.theme = DEFAULT_THEME
+        return f"ui.theme: unknown theme {wanted!r}, using {DEFAULT_THEME}"
+
+    def _settings_loaded(self) -> None:
+        """The full settings are built: where they differ from what the first frame read
+        (a value given in a form the light reader does not take), they win."""
+        settings = self.settings
+        if settings.ui.theme != self.frame.theme and (
+            problem := self._apply_theme(settings.ui.theme)
+        ):
+            self.notify(problem, title="Config", severity="warning", timeout=10)
+        if dict(settings.ui.keymap) != self.frame.keymap:
+            from soothe.app.keymap import usable_keymap, validate_keymap
+
+            self.keymap_overrides = usable_keymap(settings.ui.keymap)
+            self.set_keymap(self.keymap_overrides)
+            for warning in validate_keymap(settings.ui.keymap):
+                self.notify(warning, title="Config", severity="warning", timeout=10)
+        if self.session is None:
+            self.main.status.set(model=settings.model.display_name)
+            if settings.model.provider == "demo":
+                self.main.status.set(provider="demo")
+
+    def _config_failed(self, exc: ConfigError) -> None:
+        """A bad value only the full settings catch: leave with the same one line and exit
+        code the command gives for it before any screen (``run_tui`` prints it)."""
+        self.engine_failed = True
+        self.config_error = exc.cli_line()
+        self.exit(return_code=2)
 
     def _tick(self) -> None:
         self.main.goal_tree.advance_spinner()
@@ -69,6 +102,8 @@ class BootMixin(_Base):
 
     def _build_session(self) -> SessionAPI:
         """Runs in a thread: importing the engine must not hold up the screen."""
+        self.load_settings()
+        self.call_from_thread(self._settings_loaded)
         from soothe.engine.session import Session
 
         session = Session(self.settings, thread_id=self.requested_thread, check_server=True)
@@ -83,6 +118,9 @@ class BootMixin(_Base):
                 self.session = await asyncio.to_thread(self._build_session)
                 self.handler.attach(self.session.bus)
             await self.session.start()
+        except ConfigError as exc:
+            self._config_failed(exc)
+            return
         except Exception as exc:
             self._engine_unavailable(exc)
             return

@@ -12,9 +12,10 @@ what is the app's own: its state, its global keys and which of them apply where.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -33,9 +34,12 @@ from soothe.app.runs import RunControl
 from soothe.app.screens.main import MainScreen
 from soothe.app.session_api import SessionAPI
 from soothe.app.thread_actions import ThreadActions
-from soothe.engine.config import Settings
+from soothe.engine.config_file import FrameConfig
 from soothe.themes import BUILTIN_THEMES, STYLESHEET, load_user_themes
 from soothe.widgets.prompt_input import PromptInput
+
+if TYPE_CHECKING:
+    from soothe.engine.config import Settings
 
 PROMPT_HISTORY = "prompt_history.jsonl"
 """The prompt's history, under the data dir (the last 500 entries)."""
@@ -88,7 +92,7 @@ class SootheApp(
 
     def __init__(
         self,
-        settings: Settings,
+        settings: Settings | FrameConfig,
         thread_id: str | None = None,
         session: SessionAPI | None = None,
         *,
@@ -97,7 +101,14 @@ class SootheApp(
         on_first_frame: Callable[[SootheApp], None] | None = None,
     ) -> None:
         super().__init__()
-        self.settings = settings
+        # a FrameConfig (the `soothe` command): the full Settings are built after the
+        # first frame, in the engine-start worker; Settings (tests, callers that have them)
+        if isinstance(settings, FrameConfig):
+            self.frame, self._settings = settings, None
+        else:
+            self.frame, self._settings = FrameConfig.of(settings), settings
+        self._settings_lock = threading.Lock()
+        self.config_error = ""
         self.requested_thread = thread_id
         self.session = session
         self.session_ready = False
@@ -114,8 +125,8 @@ class SootheApp(
         self._engine_ready = asyncio.Event()
         self._requests = {}
         self.alerts = []
-        self.keymap_overrides = usable_keymap(settings.ui.keymap)
-        self.warnings += validate_keymap(settings.ui.keymap)
+        self.keymap_overrides = usable_keymap(self.frame.keymap)
+        self.warnings += validate_keymap(self.frame.keymap)
         for theme in BUILTIN_THEMES.values():
             self.register_theme(theme)
         user_themes, problems = load_user_themes()
@@ -126,7 +137,7 @@ class SootheApp(
             commands=commands.words(),
             choices=self.argument_choices,
             files=self.workspace_files,
-            history_file=settings.storage.data_dir / PROMPT_HISTORY,
+            history_file=self.frame.data_dir / PROMPT_HISTORY,
             id="prompt",
         )
         if not animate:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextvars
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -26,45 +25,34 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
-DEFAULT_OLLAMA_MODEL = "qwen2.5:7b"
+from soothe.engine.config_file import (
+    DEFAULT_OLLAMA_MODEL,
+    DEFAULT_OLLAMA_URL,
+    DEFAULT_PROVIDER,
+    DEFAULT_THEME,
+    ENV_NESTED,
+    ENV_PREFIX,
+    ConfigError,
+    default_config_path,
+    default_data_dir,
+    normalize_host,
+    read_config_file,
+    xdg_config_home,
+    xdg_data_home,
+)
 
-
-def xdg_config_home() -> Path:
-    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-
-
-def xdg_data_home() -> Path:
-    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-
-
-def default_data_dir() -> Path:
-    """``SOOTHE_DATA_DIR``, else ``$XDG_DATA_HOME/soothe``; like OLLAMA_HOST, a fallback
-    that ``storage.data_dir`` (file, SOOTHE_STORAGE__DATA_DIR, --data-dir) overrides."""
-    env = os.environ.get("SOOTHE_DATA_DIR")
-    return Path(env).expanduser() if env else xdg_data_home() / "soothe"
-
-
-def default_config_path() -> Path:
-    env = os.environ.get("SOOTHE_CONFIG")
-    return Path(env).expanduser() if env else xdg_config_home() / "soothe" / "config.toml"
-
-
-def normalize_host(value: str) -> str:
-    """Accept ``host:port``, ``host``, ``:port`` and full URLs alike (OLLAMA_HOST forms)."""
-    value = value.strip().rstrip("/")
-    if "://" not in value:
-        value = "http://" + value
-    scheme, rest = value.split("://", 1)
-    if rest.startswith(":"):
-        rest = "127.0.0.1" + rest
-    if rest.startswith("0.0.0.0"):
-        rest = "127.0.0.1" + rest[len("0.0.0.0") :]
-    host = rest.split("/", 1)[0]
-    if ":" not in host.rsplit("]", 1)[-1]:
-        default_port = "11434" if scheme == "http" else "443"
-        rest = host + ":" + default_port + rest[len(host) :]
-    return f"{scheme}://{rest}"
+__all__ = [  # the places and the reader live in config_file (cheap to import); here too
+    "DEFAULT_OLLAMA_MODEL",
+    "DEFAULT_OLLAMA_URL",
+    "ConfigError",
+    "Settings",
+    "default_config_path",
+    "default_data_dir",
+    "load_settings",
+    "normalize_host",
+    "xdg_config_home",
+    "xdg_data_home",
+]
 
 
 class _Section(BaseModel):
@@ -91,7 +79,7 @@ SMALL_MODEL_BILLIONS = 3.0
 
 
 class ModelSettings(_Section):
-    provider: Literal["ollama", "openai", "demo"] = "ollama"
+    provider: Literal["ollama", "openai", "demo"] = DEFAULT_PROVIDER
     name: str = Field(DEFAULT_OLLAMA_MODEL, description="model used for every role")
     fast_name: str | None = Field(None, description="optional faster model for assess/classify")
     base_url: str | None = Field(None, description="server URL; else OLLAMA_HOST/OPENAI_BASE_URL")
@@ -202,7 +190,7 @@ class MemorySettings(_Section):
 
 
 class UISettings(_Section):
-    theme: str = "soothe-dark"
+    theme: str = DEFAULT_THEME
     keymap: dict[str, str] = Field(default_factory=dict, description="binding id -> keys")
     notify: Literal["bell", "osc9", "osc777", "off"] = Field(
         "bell",
@@ -226,8 +214,8 @@ class _FileSource(PydanticBaseSettingsSource):
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="SOOTHE_",
-        env_nested_delimiter="__",
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter=ENV_NESTED,
         extra="forbid",
         validate_assignment=True,
     )
@@ -314,10 +302,6 @@ class ProfileLike(Protocol):
     def small(self) -> bool: ...
 
 
-class ConfigError(ValueError):
-    """A bad config file or value; ``str()`` is one line fit for the user."""
-
-
 def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in extra.items():
@@ -342,18 +326,7 @@ def load_settings(
     overrides: dict[str, Any] | None = None,
 ) -> Settings:
     """Load settings; raise ConfigError with a one-line message on any problem."""
-    path = Path(config_path).expanduser() if config_path else default_config_path()
-    explicit = config_path is not None or "SOOTHE_CONFIG" in os.environ
-    file_data: dict[str, Any] = {}
-    if path.exists():
-        try:
-            file_data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"config error: {path}: not valid TOML ({exc})") from None
-        except OSError as exc:
-            raise ConfigError(f"config error: {path}: cannot read ({exc.strerror})") from None
-    elif explicit:
-        raise ConfigError(f"config error: {path}: no such file")
+    path, file_data = read_config_file(config_path)
     token = _FILE_DATA.set(file_data)
     try:
         settings = Settings(**(overrides or {}))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from textual.theme import Theme
 
-DEFAULT_THEME = "soothe-dark"
+from soothe.engine.config_file import DEFAULT_THEME  # ui.theme's default, one place
+
+__all__ = ["BUILTIN_THEMES", "DEFAULT_THEME"]
 
 BUILTIN_THEMES: dict[str, Theme] = {
     theme.name: theme

@@ -19,7 +19,7 @@ from typing import Any
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from soothe.engine.config import xdg_config_home
+from soothe.engine.config_file import xdg_config_home
 
 COLOR_FIELDS = (
     "primary",

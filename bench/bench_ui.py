@@ -1,209 +1,392 @@
-"""UI figures: first frame, enter -> first token on screen, frames and key latency under load.
+"""Live-stream figures on the real engine: a 2,000-token reply, key echo while streaming,
+two parallel streams at 500 tokens/s each; this tree and the base, alternated in one run.
 
-python bench/bench_ui.py [--runs N] [--seconds S]
+python bench/bench_ui.py [--runs N] [--base DIR] [--seconds S]
 
-- first frame: a fresh ``python -c`` runs the real app (no session given, so the engine
-  would be imported in a worker after the first paint) in a pseudo-terminal; the figure is
-  wall time from spawning the process to the screen's text arriving on the terminal.
-  Targets: < 500 ms.
-- enter -> first token: in-process, a zero-latency session that streams at once; from the
-  enter key event to the first paint of the streamed text (headless frames).
-- streaming 1,000 tokens/s: frames per second the screen is refreshed, and key latency
-  (a key sent to the prompt -> the first frame after the prompt changed), median and p95.
-  Target: < 50 ms.
+Each run is a fresh process per tree (this tree, then the base at --base, default
+/tmp/base13; A B A B ...). The process starts the real app (``SootheApp`` builds its real
+``Session``, as ``soothe`` does) against the fake Ollama server of the same tree
+(tests/fakes, real HTTP on loopback, the real ChatOllama client), headless at 120x40, and
+sends three requests typed into the prompt the way a user does (``pilot.press``: each
+character, then enter):
+
+1. reply: one step whose model reply is 2,000 tokens sent as fast as the server writes.
+   Figures: enter -> the first token on screen, enter -> the last token on screen.
+2. stream: one step streaming 500 tokens/s for S seconds; meanwhile a printable key every
+   100 ms, sent as the terminal driver sends keys. Key echo = the key sent -> the first
+   frame that shows the prompt with it. Median, p95 and max per run.
+3. parallel: two steps streaming 500 tokens/s each at the same time, and the same keys.
+   Figures: each stream's lag (a token written by the server -> the first frame showing
+   it; median, p95, max) and the key echo.
+
+"On screen" is a frame the app hands to its driver: ``App._display`` is wrapped to time
+every frame, render it to the escape sequences a terminal driver would write (the cost a
+real terminal adds; written nowhere) and read its text. Tokens are numbered (``a0001``),
+so a frame shows which token it brought. Nothing here is a timed assertion.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import fcntl
+import json
 import os
-import pty
-import select
-import signal
+import re
 import statistics
-import struct
+import subprocess
 import sys
-import termios
+import tempfile
 import time
-from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-FIRST_FRAME_CODE = """
-import os, tempfile
-os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp()
-os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp()
-from soothe.engine.config import Settings
-from soothe.app.main import SootheApp
-SootheApp(Settings()).run()
-"""
-MARKER = b"Conversation"
+BASE = Path("/tmp/base13")
+RESULT = "BENCH_UI_RESULT "
+SIZE = (120, 40)
+REPLY_TOKENS = 2000
+RATE = 500.0
+KEY_EVERY_S = 0.1
+CHILD_TIMEOUT_S = 240.0
+MODEL = "llama3.2"
+REQUESTS = ("write the long reply", "stream a reply slowly", "write two replies at once")
 
 
-def _first_frame_once(timeout: float = 10.0) -> float:
-    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "36"}
-    start = time.perf_counter()
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: become the app
-        os.execve(sys.executable, [sys.executable, "-c", FIRST_FRAME_CODE], env)
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 36, 120, 0, 0))
-    seen = b""
-    elapsed = float("nan")
-    try:
-        while time.perf_counter() - start < timeout:
-            ready, _, _ = select.select([fd], [], [], 0.05)
-            if not ready:
-                continue
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-            if MARKER in seen:
-                elapsed = time.perf_counter() - start
-                break
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        os.close(fd)
-    return elapsed
+def tokens(label: str, count: int) -> list[str]:
+    """``count`` numbered words (``a0001 ``), a line break after every twelfth."""
+    return [f"{label}{i:04d}" + ("\n" if i % 12 == 0 else " ") for i in range(1, count + 1)]
 
 
-def first_frame(runs: int) -> list[float]:
-    _first_frame_once()  # warm the file cache
-    return [_first_frame_once() for _ in range(runs)]
+def frame_text(update: Any) -> str:
+    """The text a compositor update draws (its changed lines)."""
+    rows: list[Any] = []
+    if hasattr(update, "chops"):
+        for chop in update.chops:
+            rows.extend(strip for strip in chop.values() if strip is not None)
+    elif hasattr(update, "strips"):
+        rows.extend(update.strips)
+    out = []
+    for row in rows:
+        text = getattr(row, "text", None)
+        out.append(text if isinstance(text, str) else "".join(s.text for s in row))
+    return "\n".join(out)
 
 
-class _PacedSession:
-    """Builds on the test FakeSession: streams ``rate`` tokens/s for ``seconds``."""
-
-    def __new__(cls, rate: float, seconds: float) -> Any:
-        from tests.app.fake_session import FakeSession
-
-        from soothe.engine import events as ev
-
-        class Paced(FakeSession):
-            async def run(self, text: str, *, autonomous: bool = False) -> AsyncIterator[Any]:
-                yield self.publish(ev.RunStarted(text=text))
-                yield self.publish(ev.GoalCreated(goal_id="G1", description="stream"))
-                yield self.publish(ev.StepStarted(goal_id="G1", step_id="S1", description="write"))
-                loop = asyncio.get_running_loop()
-                begin = loop.time()
-                sent = 0
-                while (now := loop.time() - begin) < seconds:
-                    due = int(now * rate) + 1
-                    while sent < due:
-                        text_piece = "word " if sent % 12 else "word\n"
-                        yield self.publish(
-                            ev.StepToken(goal_id="G1", step_id="S1", text=text_piece)
-                        )
-                        sent += 1
-                    await asyncio.sleep(0.002)
-                yield self.publish(ev.RunFinished(duration_s=seconds))
-
-        return Paced()
+def spread(values: list[float]) -> dict[str, float]:
+    """median, p95 and max in ms (nan when there is nothing)."""
+    if not values:
+        return {"median": float("nan"), "p95": float("nan"), "max": float("nan"), "n": 0}
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return {
+        "median": statistics.median(ordered) * 1000,
+        "p95": p95 * 1000,
+        "max": ordered[-1] * 1000,
+        "n": len(ordered),
+    }
 
 
-async def _ui_figures(seconds: float) -> dict[str, float]:
+# -- the child: one tree, one app, three requests -----------------------------------------
+
+
+async def child(seconds: float) -> dict[str, Any]:
+    from tests.fakes import FakeOllamaServer, FakeReply
+    from tests.fakes.brain import Brain, prompt_text
     from textual import events
 
     from soothe.app.main import SootheApp
-    from soothe.engine.config import Settings
-    from soothe.widgets.stream_text import StreamText
+    from soothe.engine import config
 
-    frames: list[float] = []
-    first_text_paint: list[float] = []
-    original_render_line = StreamText.render_line
+    @dataclass
+    class Paced(FakeReply):
+        """A streamed reply written at ``rate`` tokens/s (0: as fast as the server writes);
+        ``sent`` holds when each chunk was handed to the socket."""
 
-    def render_line(self: StreamText, y: int) -> Any:
-        if not first_text_paint:
-            first_text_paint.append(time.perf_counter())
-        return original_render_line(self, y)
+        rate: float = 0.0
+        sent: list[float] = field(default_factory=list)
 
-    StreamText.render_line = render_line  # type: ignore[method-assign]
+        def chunks(self) -> Any:  # type: ignore[override]
+            start = time.perf_counter()
+            for index, piece in enumerate(super().chunks()):
+                if self.rate:
+                    due = start + index / self.rate
+                    while (now := time.perf_counter()) < due:
+                        time.sleep(min(due - now, 0.002))
+                self.sent.append(time.perf_counter())
+                yield piece
+
+    def plan(request: str, *steps: str) -> dict[str, Any]:
+        return {  # each step's words are the request's: the planner checks they belong
+            "steps": [
+                {"id": s, "description": f"{request} (part {s})", "dependencies": []} for s in steps
+            ],
+            "execution_mode": "parallel",
+            "reasoning": "bench",
+        }
+
+    streamed = int(RATE * seconds)
+    reply = Paced(stream_chunks=tokens("a", REPLY_TOKENS))
+    stream = Paced(stream_chunks=tokens("b", streamed), rate=RATE)
+    left = Paced(stream_chunks=tokens("c", streamed), rate=RATE)
+    right = Paced(stream_chunks=tokens("d", streamed), rate=RATE)
+    replies = ((reply,), (stream,), (left, right))
+    steps = (("S-01",), ("S-01",), ("S-01", "S-02"))
+
+    def current(body: dict[str, Any]) -> int:
+        """Which request a call works for: the latest one its prompt names (a prompt
+        names earlier requests only as history)."""
+        text = prompt_text(body)
+        return max(i for i, request in enumerate(REQUESTS) if request in text)
+
+    def assess(body: dict[str, Any]) -> dict[str, Any]:
+        """Done once the request's step replies were written out, else plan (afresh)."""
+        done = all(
+            r.sent and len(r.sent) == len(r.stream_chunks or ()) for r in replies[current(body)]
+        )
+        return {
+            "status": "done" if done else "replan",
+            "goal_progress": "complete" if done else "none",
+            "reasoning": "bench",
+            "require_goal_completion": done,
+        }
+
+    brain = Brain()
+    brain.always["Classification"] = {"label": "simple", "answer": "", "reason": "bench"}
+    brain.always["StatusAssessment"] = assess
+    brain.always["PlanGeneration"] = lambda body: plan(
+        REQUESTS[current(body)], *steps[current(body)]
+    )
+    brain.always["complete"] = "Done."
+    brain.step("S-01", reply, stream, left)
+    brain.step("S-02", right)
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-ui-"))
+    (tmp / "ws").mkdir()
+    server = FakeOllamaServer(responder=brain, models=[MODEL], hang_limit=60.0).start()
+    overrides: dict[str, Any] = {
+        "model": {"provider": "ollama", "name": MODEL, "base_url": server.url},
+        "storage": {"data_dir": str(tmp / "data")},
+        "tools": {"workspace": str(tmp / "ws"), "approval": "auto", "clarify": "auto"},
+        "memory": {"max_recall": 0},
+    }
+    if hasattr(config, "NumPredictSettings"):  # no reply limit: the 2,000 tokens all come
+        overrides["model"]["num_predict"] = {"step": 0}
+    settings = config.load_settings(overrides=overrides)
+
+    frames: list[tuple[float, str]] = []
+    app = SootheApp(settings)
+    original_display = app._display
+
+    def display(screen: Any, renderable: Any) -> None:
+        if renderable is not None:
+            at = time.perf_counter()
+            renderable.render_segments(app.console)  # what a terminal driver writes
+            frames.append((at, frame_text(renderable)))
+        original_display(screen, renderable)
+
+    app._display = display  # type: ignore[method-assign]
+
+    def first_frame_with(pattern: str, since: int = 0) -> float | None:
+        for at, text in frames[since:]:
+            if pattern in text:
+                return at
+        return None
+
+    async def until(check: Any, timeout: float, what: str) -> None:
+        deadline = time.perf_counter() + timeout
+        while not check():
+            if time.perf_counter() > deadline:
+                raise TimeoutError(
+                    f"no {what} within {timeout} s (model calls: {brain.kinds()}, "
+                    f"left: {brain.leftover()}, running: {app.running})"
+                )
+            await asyncio.sleep(0.002)
+
+    out: dict[str, Any] = {}
     try:
-        session = _PacedSession(rate=1000.0, seconds=seconds)
-        app = SootheApp(Settings(), session=session, animate=True)
-        original_display = app._display
-
-        def display(screen: Any, renderable: Any) -> None:
-            if renderable is not None:
-                frames.append(time.perf_counter())
-            original_display(screen, renderable)
-
-        app._display = display  # type: ignore[method-assign]
-        async with app.run_test(size=(140, 40)) as pilot:
-            await pilot.pause()
-            await app.workers.wait_for_complete()
+        async with app.run_test(size=SIZE) as pilot:
+            await until(lambda: app.session_ready, 60, "engine start")
             driver = app._driver
             assert driver is not None
+            previous: Any = None
 
-            def press(key: events.Key) -> None:
-                key.set_sender(app)
-                driver.send_message(key)  # the way a terminal key arrives
+            def key(name: str, char: str | None) -> None:
+                event = events.Key(name, char)
+                event.set_sender(app)
+                driver.send_message(event)  # the way a terminal key arrives
 
-            app.prompt.value = "stream please"
-            sent_at = time.perf_counter()
-            press(events.Key("enter", "\r"))
-            while not first_text_paint:
-                await asyncio.sleep(0.001)
-            enter_to_token = first_text_paint[0] - sent_at
+            async def request(text: str) -> float:
+                nonlocal previous
+                previous = app._run_worker
+                app.prompt.focus()
+                await pilot.press(*text)
+                await until(lambda: app.prompt.value == text, 5, "typed request")
+                sent = time.perf_counter()
+                key("enter", "\r")
+                return sent
 
-            # key latency while the stream runs: a printable key every 100 ms
-            stream_start = time.perf_counter()
-            frames_before = len(frames)
-            latencies: list[float] = []
-            while time.perf_counter() - stream_start < seconds - 0.2:
-                before = app.prompt.value
-                key_at = time.perf_counter()
-                press(events.Key("x", "x"))
-                while app.prompt.value == before:
-                    await asyncio.sleep(0.0005)
-                changed = len(frames)
-                while len(frames) == changed:
-                    await asyncio.sleep(0.0005)
-                latencies.append(frames[changed] - key_at)
-                await asyncio.sleep(0.1)
-            stream_time = time.perf_counter() - stream_start
-            fps = (len(frames) - frames_before) / stream_time
-            await app.workers.wait_for_complete()
-            await app.handler.wait_idle()
-            lines = app.main.stream.stream_line_count()
+            def run_done() -> bool:
+                worker = app._run_worker
+                return worker is not None and worker is not previous and worker.is_finished
+
+            async def finished() -> None:
+                await until(run_done, 90, "run end")
+                await pilot.pause(0.2)
+
+            async def echo_once(typed: int) -> float:
+                """One key as a terminal sends it -> the first frame showing it typed."""
+                before = len(frames)
+                shown = "x" * typed
+                at = time.perf_counter()
+                key("x", "x")
+                await until(lambda: len(app.prompt.value) == typed, 5, "key in the prompt")
+                await until(lambda: first_frame_with(shown, before) is not None, 5, "echo")
+                return first_frame_with(shown, before) - at  # type: ignore[operator]
+
+            async def echoes(until_done: Any) -> list[float]:
+                """A key every 100 ms while ``until_done()`` is false."""
+                latencies: list[float] = []
+                typed = len(app.prompt.value)
+                while not until_done():
+                    typed += 1
+                    latencies.append(await echo_once(typed))
+                    await asyncio.sleep(KEY_EVERY_S)
+                return latencies
+
+            async def clear_prompt() -> None:
+                await pilot.press(*["backspace"] * len(app.prompt.value))
+                await until(lambda: app.prompt.value == "", 5, "empty prompt")
+
+            # 1. a 2,000-token reply as fast as it comes
+            mark = len(frames)
+            enter = await request(REQUESTS[0])
+            last = tokens("a", REPLY_TOKENS)[-1].strip()
+            await until(lambda: first_frame_with(last, mark) is not None, 60, "last token")
+            first_at = first_frame_with("a0001", mark)
+            out["reply"] = {
+                "enter_to_first_token_ms": ((first_at or float("nan")) - enter) * 1000,
+                "enter_to_last_token_ms": (first_frame_with(last, mark) - enter) * 1000,  # type: ignore[operator]
+                "server_first_chunk_ms": (reply.sent[0] - enter) * 1000,
+                "server_last_chunk_ms": (reply.sent[-1] - enter) * 1000,
+            }
+            await finished()
+
+            # 2. one stream at 500 tokens/s, keys meanwhile
+            await request(REQUESTS[1])
+            await until(lambda: len(stream.sent) > 0, 30, "stream start")
+            echo = await echoes(lambda: len(stream.sent) >= streamed)
+            out["stream"] = {"key_echo": spread(echo)}
+            await finished()
+            await clear_prompt()
+
+            # 3. two parallel streams at 500 tokens/s each, keys meanwhile
+            mark = len(frames)
+            await request(REQUESTS[2])
+            await until(lambda: left.sent and right.sent, 30, "both streams")
+            echo = await echoes(lambda: len(left.sent) >= streamed and len(right.sent) >= streamed)
+            await finished()
+            out["parallel"] = {
+                "key_echo": spread(echo),
+                "lag_c": spread(stream_lags("c", left.sent, frames[mark:])),
+                "lag_d": spread(stream_lags("d", right.sent, frames[mark:])),
+                "overlap_s": min(left.sent[-1], right.sent[-1]) - max(left.sent[0], right.sent[0]),
+            }
     finally:
-        StreamText.render_line = original_render_line  # type: ignore[method-assign]
-    latencies.sort()
-    p95 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.95))]
-    return {
-        "enter -> first token painted (ms)": enter_to_token * 1000,
-        "frames/s while streaming 1000 tok/s": fps,
-        "key latency while streaming, median (ms)": statistics.median(latencies) * 1000,
-        "key latency while streaming, p95 (ms)": p95 * 1000,
-        "stream rows held (cap 2000)": float(lines),
-    }
+        server.stop()
+    return out
 
 
-def run(runs: int = 5, seconds: float = 3.0) -> dict[str, float]:
-    frames = first_frame(runs)
-    figures = {
-        "first frame, median (ms)": statistics.median(frames) * 1000,
-        "first frame, max (ms)": max(frames) * 1000,
-    }
-    figures.update(asyncio.run(_ui_figures(seconds)))
-    width = max(len(name) for name in figures)
-    print(
-        f"UI, first frame over {runs} runs in a pty (120x36), "
-        f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}"
+def stream_lags(label: str, sent: list[float], frames: list[tuple[float, str]]) -> list[float]:
+    """For each frame that shows a newer token of stream ``label``: that frame's time minus
+    when the server wrote the newest token it shows."""
+    numbered = re.compile(rf"\b{label}(\d{{4}})\b")
+    newest = 0
+    lags = []
+    for at, text in frames:
+        shown = [int(n) for n in numbered.findall(text)]
+        if shown and max(shown) > newest:
+            newest = max(shown)
+            lags.append(at - sent[newest - 1])
+    return lags
+
+
+# -- the parent: alternate the trees -------------------------------------------------------
+
+
+def run_child(tree: Path, seconds: float) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SOOTHE_", "OLLAMA_"))}
+    env["PYTHONPATH"] = f"{tree / 'src'}{os.pathsep}{tree}"
+    env.pop("NO_COLOR", None)
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--child", "--seconds", str(seconds)],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=CHILD_TIMEOUT_S,
     )
+    for line in proc.stdout.splitlines():
+        if line.startswith(RESULT):
+            result: dict[str, Any] = json.loads(line[len(RESULT) :])
+            return result
+    return {"error": (proc.stderr or proc.stdout).strip().splitlines()[-3:]}
+
+
+def fmt(s: dict[str, float]) -> str:
+    return f"median {s['median']:5.1f}  p95 {s['p95']:5.1f}  max {s['max']:6.1f}  (n={s['n']})"
+
+
+def run(runs: int = 5, seconds: float = 3.0, base: Path = BASE) -> dict[str, float]:
+    trees = {"this tree": ROOT}
+    if (base / "src" / "soothe").is_dir():
+        trees["base"] = base
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
+    load = os.getloadavg()
+    for _ in range(runs):
+        for name, tree in trees.items():  # alternated: A B A B ...
+            results[name].append(run_child(tree, seconds))
+    print(
+        f"live stream on the real Session + fake Ollama, {runs} runs per tree alternated, "
+        f"{SIZE[0]}x{SIZE[1]} headless, {RATE:.0f} tok/s streams of {seconds:.0f} s; "
+        f"load average at start {load[0]:.2f} {load[1]:.2f}, at end "
+        f"{os.getloadavg()[0]:.2f}"
+    )
+    figures: dict[str, float] = {}
+    for name, per_run in results.items():
+        print(f"\n{name} ({trees[name]}):")
+        good = [r for r in per_run if "error" not in r]
+        for i, r in enumerate(per_run, 1):
+            if "error" in r:
+                print(f"  run {i}: FAILED {r['error']}")
+                continue
+            reply, stream, par = r["reply"], r["stream"], r["parallel"]
+            print(
+                f"  run {i}: 2,000-token reply: enter -> first token "
+                f"{reply['enter_to_first_token_ms']:6.0f} ms, -> last token "
+                f"{reply['enter_to_last_token_ms']:6.0f} ms (server wrote the first chunk at "
+                f"{reply['server_first_chunk_ms']:.0f} ms, the last at "
+                f"{reply['server_last_chunk_ms']:.0f} ms)"
+            )
+            print(f"         key echo, one stream:   {fmt(stream['key_echo'])}")
+            print(f"         key echo, two streams:  {fmt(par['key_echo'])}")
+            print(f"         stream 1 lag:           {fmt(par['lag_c'])}")
+            print(f"         stream 2 lag:           {fmt(par['lag_d'])}")
+        if not good:
+            continue
+        short = "" if name == "this tree" else " (base)"
+        figures[f"2000-token reply, enter -> last token, median (ms){short}"] = statistics.median(
+            r["reply"]["enter_to_last_token_ms"] for r in good
+        )
+        for scenario, label in (("stream", "one stream"), ("parallel", "two streams")):
+            figures[f"key echo {label}, worst run's max (ms){short}"] = max(
+                r[scenario]["key_echo"]["max"] for r in good
+            )
+        figures[f"parallel streams lag, worst run's p95 (ms){short}"] = max(
+            max(r["parallel"]["lag_c"]["p95"], r["parallel"]["lag_d"]["p95"]) for r in good
+        )
+    print()
+    width = max(len(name) for name in figures)
     for name, value in figures.items():
         print(f"  {name:<{width}}  {value:8.1f}")
     return figures
@@ -213,5 +396,11 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--base", type=Path, default=BASE)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    run(args.runs, args.seconds)
+    if args.child:
+        sys.path[:0] = [os.getcwd() + "/src", os.getcwd()]
+        print(RESULT + json.dumps(asyncio.run(child(args.seconds))), flush=True)
+    else:
+        run(args.runs, args.seconds, args.base)

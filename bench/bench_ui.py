@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import re
@@ -88,6 +89,14 @@ def spread(values: list[float]) -> dict[str, float]:
 
 
 # -- the child: one tree, one app, three requests -----------------------------------------
+
+
+def start_like_run_tui() -> None:
+    """Before importing the app, do what the tree's ``soothe`` does (``run_tui``): this
+    tree's turns the cyclic garbage collector off until the engine is up (app/boot.py
+    turns it back on); the base's does not."""
+    if "gc.disable()" in Path("src/soothe/app/tui.py").read_text(encoding="utf-8"):
+        gc.disable()
 
 
 async def child(seconds: float) -> dict[str, Any]:
@@ -400,6 +409,7 @@ if __name__ == "__main__":
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
+        start_like_run_tui()
         sys.path[:0] = [os.getcwd() + "/src", os.getcwd()]
         print(RESULT + json.dumps(asyncio.run(child(args.seconds))), flush=True)
     else:

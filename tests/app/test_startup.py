@@ -106,6 +106,41 @@ async def test_session_start_failure_is_reported(rig: Rig) -> None:
         lock.release()
 
 
+async def test_collector_off_at_start_resumes_once_the_engine_is_up(rig: Rig) -> None:
+    """``run_tui`` turns the cyclic collector off before importing the app; the real
+    engine start freezes what start-up built and turns it back on."""
+    import gc
+
+    app = rig.app()
+    gc.disable()
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await ready(app, pilot)
+            assert app.session_ready
+            assert gc.isenabled() and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()  # the test process's objects back to the collector
+        gc.enable()
+
+
+async def test_collector_resumes_when_the_engine_cannot_start(rig: Rig) -> None:
+    lock = DataDirLock(rig.data_dir)
+    rig.data_dir.mkdir(parents=True, exist_ok=True)
+    lock.acquire()
+    import gc
+
+    gc.disable()
+    try:
+        app = rig.app()
+        async with app.run_test(size=(100, 30)) as pilot:
+            await ready(app, pilot)
+            assert app.engine_failed and gc.isenabled()
+    finally:
+        gc.unfreeze()
+        gc.enable()
+        lock.release()
+
+
 # FakeSession: a start() held open until the test says so (the real start has no pause).
 async def test_first_frame_comes_before_the_session_starts(make_app, session: FakeSession) -> None:
     from tests.app.fake_session import Gate

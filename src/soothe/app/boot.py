@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 from typing import TYPE_CHECKING
 
 from soothe.app.session_api import SessionAPI
@@ -27,6 +28,20 @@ NO_SERVER_NOTICE = "no-server"
 ENGINE_NOTICE = "engine"
 SERVER_RECHECK_S = 15.0
 """While the server is unreachable (and no run is going), check it this often."""
+
+
+def resume_gc() -> None:
+    """``run_tui`` turns the cyclic garbage collector off before it imports the app:
+    start-up builds a few hundred thousand objects that live as long as the process
+    (Textual's, then LangChain's and LangGraph's in the engine worker), and each full
+    collection scans all of them again (~40 ms a time here, three before the first frame,
+    more while the engine is imported behind it). Once the engine is up they are frozen
+    (never scanned again) and collection resumes: a later full collection scans only
+    what the session builds since, so it does not stall the screen while a reply streams.
+    Nothing to do where the collector was left on (tests, other callers)."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 class BootMixin(_Base):
@@ -113,6 +128,12 @@ class BootMixin(_Base):
         return session  # type: ignore[return-value]
 
     async def _start_session(self) -> None:
+        try:
+            await self._start_engine()
+        finally:
+            resume_gc()
+
+    async def _start_engine(self) -> None:
         try:
             if self.session is None:
                 self.session = await asyncio.to_thread(self._build_session)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
 def run_tui(settings: Settings | FrameConfig, thread_id: str | None = None) -> int:
     """``settings``: the full Settings, or the FrameConfig the first frame needs (the app
     builds the Settings after it; a bad value exits 2 with the config's one line)."""
+    gc.disable()  # until the engine is up: app/boot.py resume_gc() says why
     from soothe.app.main import SootheApp
 
     app = SootheApp(settings, thread_id=thread_id)

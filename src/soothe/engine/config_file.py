@@ -13,9 +13,7 @@ raises the clear error or replaces what the first frame showed.
 
 from __future__ import annotations
 
-import json
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -88,6 +86,8 @@ def read_config_file(config_path: Path | str | None = None) -> tuple[Path, dict[
         if explicit:
             raise ConfigError(f"config error: {path}: no such file")
         return path, {}
+    import tomllib  # ~10 ms of regexes: only when there is a file to read
+
     try:
         return path, tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -115,6 +115,8 @@ def _env_value(section: str, key: str) -> Any:
 
 def _maybe_json(value: str) -> Any:
     if value[:1] in "{[":
+        import json
+
         try:
             return json.loads(value)
         except ValueError:

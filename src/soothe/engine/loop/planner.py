@@ -21,6 +21,7 @@ from soothe.engine.loop.schemas import (
     StatusAssessment,
 )
 from soothe.engine.text import clip
+from soothe.engine.words import WORK_WORDS, content_words
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -52,6 +53,10 @@ class PlanningContext:
     """The planner's reasoning of earlier iterations (from the ledger), newest last."""
     previous_failure: str = ""
     """Round 2 and later: what failed in the round before and what to try instead."""
+
+    def topic(self) -> str:
+        """What a step may be about: the goal and what is known around it."""
+        return "\n".join((self.goal, self.skill, self.history, self.projection, self.memory))
 
     def render(self) -> str:
         parts = [
@@ -102,10 +107,28 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().lstrip("- ").split()).rstrip(".")
 
 
-def plan_problems(plan: PlanGeneration, dag: StepDAG | None = None) -> list[str]:
+OFF_TOPIC_WORDS = 3
+"""A step description needs this many subject words before it can be judged off-topic."""
+
+
+def off_topic(description: str, topic: str) -> bool:
+    """True when a step has nothing to do with its goal: it has a few content words
+    (``engine.words``, less the verbs of work) and shares none with ``topic`` (the goal,
+    its context and the workspace facts). A 135M model plans "Write a function that returns
+    the longest string" for "Read notes.txt and count the files"."""
+    if not topic.strip():
+        return False
+    words = content_words(description) - WORK_WORDS
+    if len(words) < OFF_TOPIC_WORDS:
+        return False
+    return not words & content_words(topic)
+
+
+def plan_problems(plan: PlanGeneration, dag: StepDAG | None = None, topic: str = "") -> list[str]:
     """What makes a schema-valid plan unusable: self-dependencies, dependencies on steps
-    that do not exist, steps copying a rule line of our prompt, and step cycles (the
-    cycle check is the step DAG's own, run on a copy: ``StepDAG.planned``)."""
+    that do not exist, steps copying a rule line of our prompt, steps off the topic of
+    the goal (``off_topic``), and step cycles (the cycle check is the step DAG's own, run
+    on a copy: ``StepDAG.planned``)."""
     problems: list[str] = []
     ids = {s.id for s in plan.steps} | set(dag.steps if dag else ())
     numbers = {n for i in ids if (n := step_number(i)) is not None}
@@ -118,6 +141,8 @@ def plan_problems(plan: PlanGeneration, dag: StepDAG | None = None) -> list[str]
                 problems.append(f"step {step.id} depends on {dep}, which is not a step")
         if _norm(step.description) in rules:
             problems.append(f"step {step.id} copies a rule of the prompt instead of a task")
+        elif off_topic(step.description, topic):
+            problems.append(f"step {step.id} has nothing to do with the goal")
     if not problems:
         try:
             (dag or StepDAG("plan")).planned(_specs(plan), 0, 0.0, unknown_deps="drop")
@@ -127,17 +152,21 @@ def plan_problems(plan: PlanGeneration, dag: StepDAG | None = None) -> list[str]
 
 
 def repair_plan(
-    plan: PlanGeneration | None, goal: str, dag: StepDAG | None = None
+    plan: PlanGeneration | None, goal: str, dag: StepDAG | None = None, topic: str = ""
 ) -> tuple[PlanGeneration, list[str]]:
     """The deterministic fallback when re-asks did not give a usable plan: drop the
-    offending edges and copied steps; if that leaves nothing usable, one step that does
-    the goal. Returns the plan and what was changed (for the ledger)."""
+    offending edges, copied and off-topic steps; if that leaves nothing usable, one step
+    that does the goal. Returns the plan and what was changed (for the ledger)."""
     notes: list[str] = []
     if plan is not None:
         rules = _rule_lines()
         steps = [s for s in plan.steps if _norm(s.description) not in rules]
         if len(steps) < len(plan.steps):
             notes.append(f"dropped {len(plan.steps) - len(steps)} step(s) copying a prompt rule")
+        kept = [s for s in steps if not off_topic(s.description, topic)]
+        if len(kept) < len(steps):
+            notes.append(f"dropped {len(steps) - len(kept)} step(s) off the goal's topic")
+        steps = kept
         ids = {s.id for s in steps} | set(dag.steps if dag else ())
 
         def keep(step: PlanStep, dep: str) -> bool:
@@ -243,8 +272,10 @@ class LLMPlanner:
         ``prepare`` maps the model's plan to what will be installed (renamed ids)."""
         prep = prepare or (lambda p: p)
 
+        topic = ctx.topic()
+
         def validate(plan: PlanGeneration) -> list[str]:
-            problems = plan_problems(prep(plan), dag)
+            problems = plan_problems(prep(plan), dag, topic)
             return [*problems, TIGHTER] if problems else []
 
         self.fallback_notes = []
@@ -258,7 +289,7 @@ class LLMPlanner:
         if last is None:  # never a schema-valid plan: the model cannot plan at all
             reason = "; ".join(result.problems) or result.error or "invalid output"
             raise PlanningFailed("PlanGeneration", reason, result.attempts)
-        plan, self.fallback_notes = repair_plan(prep(last), ctx.goal, dag)
+        plan, self.fallback_notes = repair_plan(prep(last), ctx.goal, dag, topic)
         return plan
 
     async def reflect(self, ctx: PlanningContext, failure: str, ids: IdsLike = None) -> Reflection:

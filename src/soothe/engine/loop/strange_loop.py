@@ -20,7 +20,7 @@ from soothe.engine.events import (
     PlannedStep,
     StepToken,
 )
-from soothe.engine.loop import prompts
+from soothe.engine.loop import answer_check, prompts
 from soothe.engine.loop.executor import Executor, clip
 from soothe.engine.loop.planner import LLMPlanner, PlanningContext, PlanningFailed
 from soothe.engine.loop.schemas import PlanGeneration, PlanResult
@@ -97,6 +97,7 @@ class StrangeLoop:
     ) -> None:
         self.context = context
         self.hub = hub
+        self.small_model = small_model
         self.planner = LLMPlanner(hub, small=small_model)
         self.executor = executor
         self.bus = bus
@@ -413,28 +414,84 @@ class StrangeLoop:
         return update
 
     async def _goal_completion(self, state: LoopState) -> dict[str, Any]:
-        last = state.get("last_answer", "")
-        if not state.get("require_goal_completion", True) and last.strip():
-            return {"final_answer": last, "status": state.get("status") or "done"}
-        from langchain_core.messages import HumanMessage, SystemMessage
-
+        """The final answer, judged before the user gets it (``answer_check``): the last
+        step's answer when the plan said it is the answer, else one completion call; an
+        answer that is none gets one compact facts-and-question re-ask, then the facts."""
+        status = "exhausted" if state.get("status") == "exhausted" else "done"
+        goal_id = state["goal_id"]
+        goal = self.context.get_goal(goal_id).description
+        evidence = self.context.evidence(goal_id)
+        facts = answer_check.facts_text(evidence)
+        grounds = answer_check.grounds_text(evidence)
+        instructions = [prompts.COMPLETE_RULES, answer_check.FACTS_SYSTEM]
         scope = self._scope(state)
-        ctx = self._planning_context(state)
-        note = ""
-        if state.get("status") == "exhausted":
-            note = "\nThe iteration limit was reached: say what is done and what is not."
-        messages = [
-            SystemMessage(content=prompts.COMPLETE_RULES + note),
-            HumanMessage(content=ctx.render()),
-        ]
 
         def on_token(text: str) -> None:
             self.bus.publish(StepToken(text=text, **scope.fields()))
 
-        reply = await self.hub.stream_text(messages, on_token=on_token, ids=scope, purpose="final")
-        answer = reply.content if isinstance(reply.content, str) else str(reply.content)
-        status = state.get("status") if state.get("status") == "exhausted" else "done"
-        return {"final_answer": answer or last, "status": status}
+        async def ask(messages: list[Any]) -> str:
+            reply = await self.hub.stream_text(
+                messages, on_token=on_token, ids=scope, purpose="final"
+            )
+            text = reply.content if isinstance(reply.content, str) else str(reply.content)
+            return answer_check.unwrap_json(text)
+
+        def problem(text: str) -> str | None:
+            return answer_check.final_answer_problem(
+                text,
+                goal=goal,
+                grounds=grounds,
+                instructions=instructions,
+                require_grounding=self.small_model,
+            )
+
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        last = answer_check.unwrap_json(state.get("last_answer", ""))
+        if not state.get("require_goal_completion", True) and last.strip():
+            answer = last
+        else:
+            note = ""
+            if status == "exhausted":
+                note = "\nThe iteration limit was reached: say what is done and what is not."
+            ctx = self._planning_context(state)
+            answer = await ask(
+                [
+                    SystemMessage(content=prompts.COMPLETE_RULES + note),
+                    HumanMessage(content=ctx.render()),
+                ]
+            )
+        why = problem(answer)
+        if why is None:
+            return {"final_answer": answer, "status": status}
+        if answer is not last and last.strip() and problem(last) is None:
+            return {"final_answer": last, "status": status}  # the last step said it
+        retry = await ask(
+            [
+                SystemMessage(content=answer_check.FACTS_SYSTEM),
+                HumanMessage(content=answer_check.facts_prompt(goal, facts)),
+            ]
+        )
+        again = problem(retry)
+        if again is None:
+            final = retry
+        elif facts:
+            final = answer_check.raw_answer(facts)
+        else:
+            final = ""  # no answer and nothing to show: the goal cannot complete on it
+        await self.context.append_ledger(
+            goal_id,
+            "system",
+            clip(
+                f"final answer rejected ({why}); re-asked with the facts: "
+                + ("accepted" if again is None else f"rejected ({again})")
+                + ("" if again is None else "; the facts are the answer" if facts else ""),
+                400,
+            ),
+            "verify",
+            thread_id=state.get("thread_id", ""),
+        )
+        return {"final_answer": final, "status": status}
 
     # --- running ----------------------------------------------------------------------
 

@@ -133,8 +133,8 @@ class AgenticRunner(RunnerBase):
         next round is told about this one).
 
         done with an answer: active -> validated -> completed. done without an answer:
-        sent back (send_back_goal) for another round. Exhausted with every step good: in
-        the last round completed with the iteration-limit note, else sent back. Failed,
+        sent back (send_back_goal) for another round. Exhausted with every step good and an
+        answer: in the last round completed with the iteration-limit note, else sent back. Failed,
         or exhausted with failed steps: a reflection call, then fail_goal, which puts the
         goal back to pending while its max_retries allow (and the rounds do)."""
         scope = Scope(thread_id, goal_id=goal_id)
@@ -148,7 +148,7 @@ class AgenticRunner(RunnerBase):
         clean_exhausted = (
             result.status == "exhausted" and not result.failed_steps and result.completed_steps
         )
-        if clean_exhausted and final_round:
+        if clean_exhausted and final_round and result.answer.strip():
             # Every step succeeded; only the user's iteration bound stopped the loop. The
             # answer says so where the user reads it; nothing is stored as a finding.
             limit = self.settings.loop.max_iterations
@@ -162,6 +162,8 @@ class AgenticRunner(RunnerBase):
             return True, ""
         if result.status == "done":
             failure = "the loop said done but produced no answer"
+        elif clean_exhausted and not result.answer.strip():
+            failure = "the iteration limit was reached and the model gave no answer"
         elif clean_exhausted:
             failure = result.error or "iteration limit reached"
         else:

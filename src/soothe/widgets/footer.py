@@ -42,3 +42,8 @@ class SteadyFooter(Footer):
             return
         self._shown = keys
         await self.recompose()
+        # Each FooterKey binds ``compact`` to the footer (a watcher on it); Textual drops a
+        # closed widget's watcher only when the value changes, which ``compact`` never
+        # does: without this every recompose kept a dozen removed keys alive.
+        for watchers in getattr(self, "__watchers", {}).values():
+            watchers[:] = [(node, cb) for node, cb in watchers if not node._closing]

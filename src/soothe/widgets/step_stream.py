@@ -21,6 +21,7 @@ from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Static
 
+from soothe.widgets import textual_fixes
 from soothe.widgets.step_card import StepCardView
 from soothe.widgets.stream_text import StreamText
 from soothe.widgets.tool_call import ToolCallBlock
@@ -28,6 +29,8 @@ from soothe.widgets.transcript import Answer, Block, Note, StepCard, ToolRun, Tr
 
 if TYPE_CHECKING:
     from textual.widgets import Markdown
+
+textual_fixes.apply()  # released blocks must not stay alive in Textual's style cache
 
 EMPTY_TEXT = "Type a request below and press enter — or /goal TEXT to queue a goal. F1 for help."
 EMPTY_GOAL_TEXT = "Nothing streamed here yet."

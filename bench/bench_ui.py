@@ -184,6 +184,7 @@ async def child(seconds: float) -> dict[str, Any]:
     settings = config.load_settings(overrides=overrides)
 
     frames: list[tuple[float, str]] = []
+    published: dict[str, dict[int, float]] = {}
     app = SootheApp(settings)
     original_display = app._display
 
@@ -216,6 +217,15 @@ async def child(seconds: float) -> dict[str, Any]:
     try:
         async with app.run_test(size=SIZE) as pilot:
             await until(lambda: app.session_ready, 60, "engine start")
+            numbered = re.compile(r"\b([a-d])(\d{4})\b")
+
+            def on_event(event: Any) -> None:  # when the engine published each token
+                if getattr(event, "type", "") == "step.token":
+                    at = time.perf_counter()
+                    for label, n in numbered.findall(event.text):
+                        published.setdefault(label, {})[int(n)] = at
+
+            app.session.bus.add_listener(on_event)
             driver = app._driver
             assert driver is not None
             previous: Any = None
@@ -278,6 +288,7 @@ async def child(seconds: float) -> dict[str, Any]:
                 "enter_to_last_token_ms": (first_frame_with(last, mark) - enter) * 1000,  # type: ignore[operator]
                 "server_first_chunk_ms": (reply.sent[0] - enter) * 1000,
                 "server_last_chunk_ms": (reply.sent[-1] - enter) * 1000,
+                "published_last_token_ms": (published["a"][REPLY_TOKENS] - enter) * 1000,
             }
             await finished()
 
@@ -299,6 +310,10 @@ async def child(seconds: float) -> dict[str, Any]:
                 "key_echo": spread(echo),
                 "lag_c": spread(stream_lags("c", left.sent, frames[mark:])),
                 "lag_d": spread(stream_lags("d", right.sent, frames[mark:])),
+                "engine_lag": spread(
+                    [at - left.sent[n - 1] for n, at in published.get("c", {}).items()]
+                    + [at - right.sent[n - 1] for n, at in published.get("d", {}).items()]
+                ),
                 "overlap_s": min(left.sent[-1], right.sent[-1]) - max(left.sent[0], right.sent[0]),
             }
     finally:
@@ -375,12 +390,17 @@ def run(runs: int = 5, seconds: float = 3.0, base: Path = BASE) -> dict[str, flo
                 f"{reply['enter_to_first_token_ms']:6.0f} ms, -> last token "
                 f"{reply['enter_to_last_token_ms']:6.0f} ms (server wrote the first chunk at "
                 f"{reply['server_first_chunk_ms']:.0f} ms, the last at "
-                f"{reply['server_last_chunk_ms']:.0f} ms)"
+                f"{reply['server_last_chunk_ms']:.0f} ms, the engine published the last token "
+                f"at {reply['published_last_token_ms']:.0f} ms)"
             )
             print(f"         key echo, one stream:   {fmt(stream['key_echo'])}")
             print(f"         key echo, two streams:  {fmt(par['key_echo'])}")
             print(f"         stream 1 lag:           {fmt(par['lag_c'])}")
             print(f"         stream 2 lag:           {fmt(par['lag_d'])}")
+            print(
+                f"         of which engine (server wrote -> published, every token): "
+                f"{fmt(par['engine_lag'])}"
+            )
         if not good:
             continue
         short = "" if name == "this tree" else " (base)"

@@ -108,9 +108,13 @@ async def test_session_start_failure_is_reported(rig: Rig) -> None:
 
 async def test_collector_off_at_start_resumes_once_the_engine_is_up(rig: Rig) -> None:
     """``run_tui`` turns the cyclic collector off before importing the app; the real
-    engine start freezes what start-up built and turns it back on."""
+    engine start freezes what start-up built and turns it back on, with full collections
+    left to the idle check (every 2 s, when no run is going)."""
     import gc
 
+    from soothe.app.boot import FULL_GC_DUE
+
+    thresholds = gc.get_threshold()
     app = rig.app()
     gc.disable()
     try:
@@ -118,17 +122,24 @@ async def test_collector_off_at_start_resumes_once_the_engine_is_up(rig: Rig) ->
             await ready(app, pilot)
             assert app.session_ready
             assert gc.isenabled() and gc.get_freeze_count() > 0
+            assert gc.get_threshold()[2] > 10_000  # full collections only when idle
+            gc.collect(1)  # young collections still run; a full one is due after enough
+            while gc.get_count()[2] < FULL_GC_DUE:
+                gc.collect(1)
+            await until(lambda: gc.get_count()[2] < FULL_GC_DUE, pilot, timeout=10)
     finally:
         gc.unfreeze()  # the test process's objects back to the collector
+        gc.set_threshold(*thresholds)
         gc.enable()
 
 
 async def test_collector_resumes_when_the_engine_cannot_start(rig: Rig) -> None:
+    import gc
+
+    thresholds = gc.get_threshold()
     lock = DataDirLock(rig.data_dir)
     rig.data_dir.mkdir(parents=True, exist_ok=True)
     lock.acquire()
-    import gc
-
     gc.disable()
     try:
         app = rig.app()
@@ -137,6 +148,7 @@ async def test_collector_resumes_when_the_engine_cannot_start(rig: Rig) -> None:
             assert app.engine_failed and gc.isenabled()
     finally:
         gc.unfreeze()
+        gc.set_threshold(*thresholds)
         gc.enable()
         lock.release()
 

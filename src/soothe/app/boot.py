@@ -30,18 +30,41 @@ SERVER_RECHECK_S = 15.0
 """While the server is unreachable (and no run is going), check it this often."""
 
 
-def resume_gc() -> None:
+FULL_GC_DUE = 10
+"""Young-generation collections after which a full one is due (CPython's default)."""
+FULL_GC_OVERDUE = 200
+"""... after which it runs even while a run streams (a very long run)."""
+IDLE_GC_CHECK_S = 2.0
+
+
+def resume_gc() -> bool:
     """``run_tui`` turns the cyclic garbage collector off before it imports the app:
     start-up builds a few hundred thousand objects that live as long as the process
     (Textual's, then LangChain's and LangGraph's in the engine worker), and each full
     collection scans all of them again (~40 ms a time here, three before the first frame,
     more while the engine is imported behind it). Once the engine is up they are frozen
-    (never scanned again) and collection resumes: a later full collection scans only
-    what the session builds since, so it does not stall the screen while a reply streams.
-    Nothing to do where the collector was left on (tests, other callers)."""
-    if not gc.isenabled():
-        gc.freeze()
-        gc.enable()
+    (never scanned again) and collection resumes, young generations as usual; full
+    collections, which scan everything the session has built since (60-120 ms each on a
+    loaded machine, seven in a short streaming session), are left to ``idle_gc`` so they
+    land between runs instead of in the middle of a stream. True when this was done;
+    nothing to do where the collector was left on (tests, other callers)."""
+    if gc.isenabled():
+        return False
+    gc.freeze()
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, 1_000_000)  # no automatic full collection
+    gc.enable()
+    return True
+
+
+def idle_gc(running: bool) -> bool:
+    """The full collection CPython would have run by now, when the app is idle (or when
+    it is long overdue); True if one ran."""
+    due = gc.get_count()[2]
+    if due >= FULL_GC_OVERDUE or (due >= FULL_GC_DUE and not running):
+        gc.collect()
+        return True
+    return False
 
 
 class BootMixin(_Base):
@@ -131,7 +154,8 @@ class BootMixin(_Base):
         try:
             await self._start_engine()
         finally:
-            resume_gc()
+            if resume_gc():
+                self.set_interval(IDLE_GC_CHECK_S, lambda: idle_gc(self.running))
 
     async def _start_engine(self) -> None:
         try:

@@ -125,8 +125,11 @@ class SootheApp(
         self._engine_ready = asyncio.Event()
         self._requests = {}
         self.alerts = []
-        self.keymap_overrides = usable_keymap(self.frame.keymap)
-        self.warnings += validate_keymap(self.frame.keymap)
+        # checking overrides gathers every screen's bindings (the threads screen imports
+        # DataTable, ~10 ms): only when there are some
+        keymap = self.frame.keymap
+        self.keymap_overrides = usable_keymap(keymap) if keymap else {}
+        self.warnings += validate_keymap(keymap) if keymap else []
         for theme in BUILTIN_THEMES.values():
             self.register_theme(theme)
         user_themes, problems = load_user_themes()

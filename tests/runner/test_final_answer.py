@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 
-from soothe.engine.agent.judge import RAW_MARK
+from soothe.engine.agent.judge import RAW_MARK, no_answer_reason
 from soothe.engine.context.models import EvidenceEntry
 from soothe.engine.loop.answer_check import (
     facts_text,
@@ -100,6 +100,10 @@ def test_off_topic_plan_steps_are_a_plan_problem_and_the_fallback_drops_them() -
     assert off_topic(junk, topic)
     for fine in ("Read notes.txt", "Count the entries and report the number", "Think"):
         assert not off_topic(fine, topic)
+    wordless = PlanGeneration.model_validate({"steps": [{"id": "1", "description": "1. 2. 3."}]})
+    assert plan_problems(wordless) == ["step 1 has no description"]
+    assert no_answer_reason("][", []) == "no words"  # what the 135M step answered
+    assert no_answer_reason("42", []) is None
     plan = PlanGeneration.model_validate({"steps": [{"id": "write_longest", "description": junk}]})
     assert plan_problems(plan, topic=topic) == [
         "step write_longest has nothing to do with the goal"

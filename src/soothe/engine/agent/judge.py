@@ -5,8 +5,8 @@ Two rules (issue 12 item 4), measured on a real 135M model:
 * an identical tool call (same tool, same arguments after normalisation) within one step
   is not run again: the model gets the earlier result and a note, and after the second
   repeat the step stops calling tools (``RepeatGuard``);
-* an answer that is empty, a tool call written as text, or a copy of our own
-  instructions is "no answer" (``no_answer_reason``): the step asks once more with a
+* an answer that is empty, has no words ("]["), is a tool call written as text, or a
+  copy of our own instructions is "no answer" (``no_answer_reason``): the step asks once more with a
   compact facts-and-question prompt (``facts_prompt``), and if that fails too, the last
   successful tool outputs become the step result, marked as such (``raw_result``).
 """
@@ -144,6 +144,8 @@ def no_answer_reason(text: str, instructions: list[str]) -> str | None:
     """Why ``text`` is not an answer, or None when it is one."""
     if not text.strip():
         return "empty answer"
+    if not re.search(r"[^\W_]", text):  # "][", "...": not a letter or digit in it
+        return "no words"
     if is_tool_call_text(text):
         return "a tool call written as text"
     if is_instruction_copy(text, instructions):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -139,7 +140,9 @@ def plan_problems(plan: PlanGeneration, dag: StepDAG | None = None, topic: str =
                 problems.append(f"step {step.id} depends on itself")
             elif dep not in ids and not (dep.isdigit() and int(dep) in numbers):
                 problems.append(f"step {step.id} depends on {dep}, which is not a step")
-        if _norm(step.description) in rules:
+        if not re.search(r"[^\W\d_]", step.description):  # "1. 2. 3.": no letter at all
+            problems.append(f"step {step.id} has no description")
+        elif _norm(step.description) in rules:
             problems.append(f"step {step.id} copies a rule of the prompt instead of a task")
         elif off_topic(step.description, topic):
             problems.append(f"step {step.id} has nothing to do with the goal")
@@ -160,9 +163,16 @@ def repair_plan(
     notes: list[str] = []
     if plan is not None:
         rules = _rule_lines()
-        steps = [s for s in plan.steps if _norm(s.description) not in rules]
+        steps = [
+            s
+            for s in plan.steps
+            if _norm(s.description) not in rules and re.search(r"[^\W\d_]", s.description)
+        ]
         if len(steps) < len(plan.steps):
-            notes.append(f"dropped {len(plan.steps) - len(steps)} step(s) copying a prompt rule")
+            notes.append(
+                f"dropped {len(plan.steps) - len(steps)} step(s) copying a prompt rule or "
+                "without a description"
+            )
         kept = [s for s in steps if not off_topic(s.description, topic)]
         if len(kept) < len(steps):
             notes.append(f"dropped {len(steps) - len(kept)} step(s) off the goal's topic")

@@ -4,8 +4,8 @@ python bench/bench_memory.py [--requests 30,100]
 
 The real app on the real Session with the built-in demo model (no server), headless
 (Textual's run_test), one request after another in one thread, like a user typing; the
-figure is the process's resident set size (VmRSS) at start and after each checkpoint.
-Target: < 150 MB after 100 requests.
+figure is the process's resident set size (VmRSS) at start and after each checkpoint,
+with what the screen and the view model hold then. Target: < 150 MB after 100 requests.
 """
 
 from __future__ import annotations
@@ -62,12 +62,16 @@ async def main(checkpoints: list[int]) -> None:
                     done += 1
                 await pilot.pause()
                 gc.collect()
-                blocks = len(app.main.stream.children)
+                mounted = len(app.main.stream.children)
                 widgets = len(list(app.screen.walk_children()))
+                state = app.handler.state
+                held = sum(len(view) for view in state.views.values())
                 per = (time.perf_counter() - began) / done
                 print(
-                    f"after {done} requests: {rss_mb():.0f} MB ({blocks} blocks mounted in "
-                    f"the stream, {widgets} widgets on the screen; {per:.2f} s per request)",
+                    f"after {done} requests: {rss_mb():.0f} MB ({mounted} blocks mounted in "
+                    f"the stream, {widgets} widgets on the screen; {len(state.views)} views "
+                    f"holding {held} blocks, {len(state.released)} released; "
+                    f"{per:.2f} s per request)",
                     flush=True,
                 )
 

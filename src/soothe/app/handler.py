@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from soothe.app.session_api import EvidenceView, GoalView, ThreadSnapshot
+from soothe.app.view_paging import read_released
 from soothe.app.view_port import parse_records
 from soothe.app.view_state import CONVERSATION, ViewState, one_line, records_of
 from soothe.engine import events as ev
@@ -71,6 +72,9 @@ class AppPort:
         self._paging = True
         self.app.run_worker(handler.page_back(key, cursor), group="page-back")
         return True
+
+    def rebuild(self, key: str, first: int, last: int) -> None:
+        self.app.run_worker(self.app.handler.rebuild_view(key, first, last), group="rebuild")
 
     def touch(self, blocks: list[Block]) -> None:
         self.app.main.stream.touch(blocks)
@@ -280,6 +284,17 @@ class EventHandler:
             self._display_error(ev.ErrorEvent(message="page back", kind="page"), exc)
         finally:
             self.port._paging = False
+
+    async def rebuild_view(self, key: str, first: int, last: int) -> None:
+        """Read a released view's records from the store and rebuild the view from them."""
+        records: list[tuple[Any, ...]] = []
+        try:
+            session = self.app.require_session()
+            records = await read_released(session, session.thread_id, first, last)
+        except Exception as exc:  # a rebuild must never break the view
+            self._display_error(ev.ErrorEvent(message="rebuild a view", kind="page"), exc)
+        with self.app.batch_update():
+            self.state.rebuilt(key, records)
 
     def local_note(self, text: str, kind: NoteKind = "info") -> None:
         """A note from the app itself, shown right away; not repeated when the engine

@@ -36,6 +36,10 @@ class ViewPort(Protocol):
     def open_clarification(self, event: ev.ClarificationRequested, asker: str) -> None: ...
     def open_approval(self, event: ev.ApprovalRequested, asker: str) -> None: ...
     def close_request(self, request_id: str) -> None: ...
+    def rebuild(self, key: str, first: int, last: int) -> None:
+        """Read the stored records of a released view, from the one with origin ``first``
+        to the one with origin ``last``, and hand them to ``ViewState.rebuilt``."""
+
     def follow(self, key: str) -> None:
         """A new request or a goal that became active wants the middle panel."""
 

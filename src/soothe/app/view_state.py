@@ -15,11 +15,11 @@ state) off, so a reopened thread shows the same blocks in the same order as befo
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, cast
+from typing import Any
 
+from soothe.app.view_paging import MAX_VIEWS, Released, ViewPaging
 from soothe.app.view_port import (
     CONVERSATION,
-    NullPort,
     RequestEvents,
     ViewPort,
     one_line,
@@ -49,7 +49,7 @@ MAX_CARDS = 200
 """Step cards kept by key (for their later events); finished ones beyond are let go."""
 
 
-class ViewState(StepEvents, RequestEvents):
+class ViewState(StepEvents, RequestEvents, ViewPaging):
     def __init__(self, port: ViewPort) -> None:
         self.port = port
         self.live = True
@@ -68,9 +68,12 @@ class ViewState(StepEvents, RequestEvents):
         """The last iteration seen (iteration, max_iterations), for a restored thread."""
         self._touched: dict[int, Block] = {}
         self._origin = 0
+        """Where the store keeps the event being fed (see ``Transcript.origins``)."""
         self.paging = False
         """A scratch view model rebuilding a page of the store (see ``page_back``)."""
-        """Where the store keeps the event being fed (see ``Transcript.origins``)."""
+        self.max_views = MAX_VIEWS
+        self.released: dict[str, Released] = {}
+        self._last: dict[str, int] = {}
         self._denied: set[tuple[str | None, str | None, str]] = set()
         self._dispatch: dict[type[ev.EventBase], Callable[[Any], None]] = {
             ev.RunStarted: self._run_started,
@@ -116,11 +119,14 @@ class ViewState(StepEvents, RequestEvents):
         if isinstance(event, ev.StepToken):
             self._step_token(event, tokens)
             return
+        self._seen(event)
         handler = self._dispatch.get(type(event))
         if handler is not None:
             handler(event)
         if len(self.cards) > MAX_CARDS:
             self._forget_cards()
+        if len(self.views) > self.max_views + 2:
+            self._release_views()
 
     def _forget_cards(self) -> None:
         """Let go of finished steps' cards (the views and the store keep what they showed);
@@ -151,54 +157,13 @@ class ViewState(StepEvents, RequestEvents):
         self.running = False
         self._touched.clear()
 
-    # -- paging back (released blocks come back from the store) ------------------------------
-
-    def earlier_cursor(self, key: str) -> int | None:
-        """Where to page ``key``'s view back from: the origin of its oldest block (a record
-        id, or ``-seq`` of a live event), or None when the store has nothing older."""
-        transcript = self.view(key)
-        return transcript.cursor if transcript.earlier else None
-
-    def page_back(
-        self,
-        key: str,
-        records: list[tuple[Any, ...]],
-        *,
-        more: bool,
-        following: list[tuple[Any, ...]] = (),  # type: ignore[assignment]
-    ) -> int:
-        """Rebuild the blocks of ``key``'s view from stored records older than it holds
-        (replayed on a scratch view model, so nothing live changes) and put them in
-        front. ``following`` are the records after the page: replayed too, so a step
-        card that started in the page shows how it went on, but the blocks they make
-        (held already) are not taken. Returns how many blocks came back."""
-        if not records:
-            self.view(key).earlier = False
-            return 0
-        last = max(int(r[2]) for r in records)
-        scratch = ViewState(cast(ViewPort, NullPort()))
-        scratch.paging = True
-        for event, *_ in [*records, *following]:  # does the page start inside a run?
-            if isinstance(event, ev.RunStarted):
-                break
-            if isinstance(event, ev.RunFinished | ev.RunFailed):
-                scratch.running = True
-                break
-        scratch.goals = dict(self.goals)
-        scratch.replay([*records, *following])
-        found = scratch.views.get(key)
-        pairs = list(zip(found.segments, found.origins, strict=True)) if found else []
-        pairs = [(block, origin) for block, origin in pairs if 0 < origin <= last]
-        start = min(int(r[2]) for r in records)
-        self.view(key).prepend([b for b, _ in pairs], [o for _, o in pairs], more=more, start=start)
-        return len(pairs)
-
     # -- views -------------------------------------------------------------------------------
 
     def view(self, key: str) -> Transcript:
         found = self.views.get(key)
         if found is None:
             found = self.views[key] = Transcript(key, self._title(key))
+            self._revived(found)
         return found
 
     def _title(self, key: str) -> str:
@@ -223,6 +188,7 @@ class ViewState(StepEvents, RequestEvents):
     def put(self, keys: Iterable[str], block: Block) -> None:
         for key in keys:
             self.view(key).add(block, self._origin)
+            self._recent(key)
             if key == self.visible:
                 self._touched[id(block)] = block
 
@@ -235,7 +201,7 @@ class ViewState(StepEvents, RequestEvents):
 
     def select(self, key: str) -> Transcript:
         self.visible = key
-        transcript = self.view(key)
+        transcript = self._select_released(key) or self.view(key)
         transcript.title = self._title(key)
         self._touched.clear()
         self.port.show(transcript)
@@ -297,6 +263,8 @@ class ViewState(StepEvents, RequestEvents):
         """Forget everything shown (a new or another thread)."""
         self.goals.clear()
         self.views.clear()
+        self.released.clear()
+        self._last.clear()
         self.evidence.clear()
         self.answers.clear()
         self.cards.clear()

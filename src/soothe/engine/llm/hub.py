@@ -94,6 +94,20 @@ IdsLike = Scope | Mapping[str, Any] | None
 not converted yet)."""
 
 
+YIELD_EVERY = 4
+"""Chunks read between turns given to the event loop while a reply streams."""
+
+
+def _merged(parts: list[AIMessageChunk]) -> AIMessageChunk | None:
+    """The chunks of one reply as one message, merged once: adding them one by one copies
+    the growing text and metadata each time (a 2,000-token reply: ~160 ms against ~15)."""
+    if not parts:
+        return None
+    from langchain_core.messages.ai import add_ai_message_chunks
+
+    return parts[0] if len(parts) == 1 else add_ai_message_chunks(parts[0], *parts[1:])
+
+
 class _CallbackFailed(Exception):
     def __init__(self, original: Exception) -> None:
         super().__init__(str(original))
@@ -386,29 +400,33 @@ class ModelHub:
         retry = 0
         while True:
             started = time.monotonic()
-            total: AIMessageChunk | None = None
+            parts: list[AIMessageChunk] = []
             emitted = False
             try:
                 # astream is an async generator (typed as an iterator): closed on exit.
                 chunks = cast("AsyncGenerator[Any, None]", runnable.astream(messages))
                 async with contextlib.aclosing(chunks) as stream:
                     async for chunk in stream:
-                        total = chunk if total is None else total + chunk
+                        parts.append(chunk)
                         if on_token is not None and (piece := chunk.text):
                             emitted = True
                             try:
                                 on_token(piece)
                             except Exception as exc:
                                 raise _CallbackFailed(exc) from exc
+                        if len(parts) % YIELD_EVERY == 0:
+                            # A reply that arrived in one burst is read from a buffer
+                            # without a wait: give the event loop (the screen) a turn.
+                            await asyncio.sleep(0)
             except asyncio.CancelledError:
-                self._account(role, event_ids, total, chars, time.monotonic() - started)
+                self._account(role, event_ids, _merged(parts), chars, time.monotonic() - started)
                 raise
             except _CallbackFailed as failed:  # the caller's bug, not the model's
-                self._account(role, event_ids, total, chars, time.monotonic() - started)
+                self._account(role, event_ids, _merged(parts), chars, time.monotonic() - started)
                 await _settle_abandoned_streams()
                 raise failed.original from None
             except Exception as exc:
-                self._account(role, event_ids, total, chars, time.monotonic() - started)
+                self._account(role, event_ids, _merged(parts), chars, time.monotonic() - started)
                 err = self._map(exc, role)
                 limit = self.transport_retries
                 if err.retry_limit is not None:
@@ -419,6 +437,7 @@ class ModelHub:
                     await asyncio.sleep(delay)
                     continue
                 raise err from exc
+            total = _merged(parts)
             self._account(role, event_ids, total, chars, time.monotonic() - started)
             return finish_message(total)
 

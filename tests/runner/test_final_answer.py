@@ -108,7 +108,20 @@ def test_off_topic_plan_steps_are_a_plan_problem_and_the_fallback_drops_them() -
     assert plan_problems(plan, topic=topic) == [
         "step write_longest has nothing to do with the goal"
     ]
-    assert plan_problems(plan) == []  # no topic, no judgement
+    assert plan_problems(plan) == []  # no topic (a bigger model's plan), no judgement
+    asking = PlanGeneration.model_validate(
+        {
+            "steps": [
+                {
+                    "id": "S-01",
+                    "description": "Ask about dates and budget",
+                    "kind": "ask_user",
+                    "questions": ["Which dates?"],
+                }
+            ]
+        }
+    )
+    assert plan_problems(asking, topic="Plan a weekend in Lisbon") == []  # a question may be off it
     fixed, notes = repair_plan(plan, "Read notes.txt", topic=topic)
     assert [(s.id, s.description) for s in fixed.steps] == [("S-01", "Read notes.txt")]
     assert notes == [

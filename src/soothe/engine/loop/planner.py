@@ -144,7 +144,7 @@ def plan_problems(plan: PlanGeneration, dag: StepDAG | None = None, topic: str =
             problems.append(f"step {step.id} has no description")
         elif _norm(step.description) in rules:
             problems.append(f"step {step.id} copies a rule of the prompt instead of a task")
-        elif off_topic(step.description, topic):
+        elif step.kind == "action" and off_topic(step.description, topic):
             problems.append(f"step {step.id} has nothing to do with the goal")
     if not problems:
         try:
@@ -173,7 +173,7 @@ def repair_plan(
                 f"dropped {len(plan.steps) - len(steps)} step(s) copying a prompt rule or "
                 "without a description"
             )
-        kept = [s for s in steps if not off_topic(s.description, topic)]
+        kept = [s for s in steps if s.kind != "action" or not off_topic(s.description, topic)]
         if len(kept) < len(steps):
             notes.append(f"dropped {len(steps) - len(kept)} step(s) off the goal's topic")
         steps = kept
@@ -282,7 +282,10 @@ class LLMPlanner:
         ``prepare`` maps the model's plan to what will be installed (renamed ids)."""
         prep = prepare or (lambda p: p)
 
-        topic = ctx.topic()
+        # Only the small profile's plans are judged for topic: a bigger model's step may
+        # well be about something the goal does not name ("Ask about dates and budget"
+        # for "Plan a weekend in Lisbon").
+        topic = ctx.topic() if self.small else ""
 
         def validate(plan: PlanGeneration) -> list[str]:
             problems = plan_problems(prep(plan), dag, topic)

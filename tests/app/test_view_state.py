@@ -64,6 +64,18 @@ def two_parallel_steps() -> list[ev.EventBase]:
     return events
 
 
+def demo_settings(tmp_path: Path) -> Settings:
+    """The built-in demo model over a one-file workspace in ``tmp_path``."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("# Kettle\nA tool that boils water.\n")
+    return Settings(
+        model={"provider": "demo"},
+        tools={"workspace": workspace},
+        storage={"data_dir": tmp_path / "data"},
+    )
+
+
 def test_parallel_steps_each_fill_one_card_and_never_interleave() -> None:
     port = RecordingPort()
     state = ViewState(port)
@@ -154,14 +166,7 @@ def test_flush_hands_over_only_the_visible_views_changes() -> None:
 
 async def test_a_reopened_thread_shows_the_same_blocks(tmp_path: Path) -> None:
     """A request on the real Session (demo model), quit, reopen in a new Session."""
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "README.md").write_text("# Kettle\nA tool that boils water.\n")
-    settings = Settings(
-        model={"provider": "demo"},
-        tools={"workspace": workspace},
-        storage={"data_dir": tmp_path / "data"},
-    )
+    settings = demo_settings(tmp_path)
     first = Session(settings)
     await first.start()
     live = ViewState(RecordingPort())
@@ -197,14 +202,7 @@ async def test_released_blocks_page_back_from_the_store(tmp_path: Path) -> None:
     from soothe.app.view_port import parse_records
     from soothe.widgets import transcript as tr
 
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "README.md").write_text("# Kettle\nA tool that boils water.\n")
-    settings = Settings(
-        model={"provider": "demo"},
-        tools={"workspace": workspace},
-        storage={"data_dir": tmp_path / "data"},
-    )
+    settings = demo_settings(tmp_path)
     session = Session(settings)
     await session.start()
     full = ViewState(RecordingPort())

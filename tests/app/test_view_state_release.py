@@ -9,10 +9,9 @@ from pathlib import Path
 from soothe.app.view_paging import LOADING, read_released
 from soothe.app.view_state import CONVERSATION, ViewState
 from soothe.engine import events as ev
-from soothe.engine.config import Settings
 from soothe.engine.session import Session
 from soothe.widgets.transcript import Note
-from tests.app.test_view_state import RecordingPort
+from tests.app.test_view_state import RecordingPort, demo_settings
 
 
 def goal_run(goal: str, final: str) -> list[ev.EventBase]:
@@ -68,14 +67,7 @@ def test_the_visible_view_is_never_released_and_a_revived_one_pages_back() -> No
 
 
 async def test_a_released_view_is_rebuilt_from_the_store_as_it_was(tmp_path: Path) -> None:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "README.md").write_text("# Kettle\nA tool that boils water.\n")
-    settings = Settings(
-        model={"provider": "demo"},
-        tools={"workspace": workspace},
-        storage={"data_dir": tmp_path / "data"},
-    )
+    settings = demo_settings(tmp_path)
     session = Session(settings)
     await session.start()
     full = ViewState(RecordingPort())

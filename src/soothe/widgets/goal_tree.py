@@ -173,6 +173,8 @@ class GoalTree(Tree[NodeRef], inherit_bindings=False):
     def upsert_goal(self, goal: GoalView) -> None:
         node = self._goal_nodes.get(goal.id)
         old = self._goals.get(goal.id)
+        if node is not None and old == goal:  # the same view again: nothing to redraw
+            return
         if node is not None and old is not None and old.parent_id != goal.parent_id:
             self.remove_goal(goal.id)
             node = None

@@ -80,6 +80,8 @@ class StepCardView(Vertical):
         self._detail = Static(classes="card-detail")
         self._parts: dict[int, Widget] = {}
         self._rendered = False
+        self._header_cells = -1
+        self._detail_text: str | None = None
 
     def compose(self) -> ComposeResult:
         yield self._header
@@ -106,11 +108,13 @@ class StepCardView(Vertical):
         if card.version == self.seen_version and self.is_mounted:
             return
         self.seen_version = card.version
-        self._header.update(card_header(card))
+        self._update_header(card_header(card))
         self.set_class(card.answer, "-answer")
         self.set_class(card.status == "failed", "-failed")
-        self._detail.update(Content(card.detail))
-        self._detail.display = bool(card.detail)
+        if card.detail != self._detail_text:
+            self._detail_text = card.detail
+            self._detail.update(Content(card.detail))
+            self._detail.display = bool(card.detail)
         self._detail.set_class(card.status == "failed", "-error")
         if card.answer and card.status != "active":
             self._render_answer()
@@ -129,6 +133,15 @@ class StepCardView(Vertical):
         # on_mount must be mounted too (its widget is kept in _parts and fed from then on)
         if new and self.is_attached:
             self.mount_all(new, before=self._detail)
+
+    def _update_header(self, header: Content) -> None:
+        """A new header (each token turns the spinner and counts): no layout of the screen
+        while the old and the new one both fit on the one row the header has."""
+        width = self._header.size.width
+        cells = header.cell_length
+        one_row = 0 <= self._header_cells <= width and cells <= width and width > 0
+        self._header_cells = cells
+        self._header.update(header, layout=not one_row)
 
     def _render_answer(self) -> None:
         """The text is the goal's answer: show it once, rendered, instead of the raw text."""

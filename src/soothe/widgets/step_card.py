@@ -80,7 +80,7 @@ class StepCardView(Vertical):
         self._detail = Static(classes="card-detail")
         self._parts: dict[int, Widget] = {}
         self._rendered = False
-        self._header_cells = -1
+        self._header_shape: tuple[int, int] | None = None
         self._detail_text: str | None = None
 
     def compose(self) -> ComposeResult:
@@ -135,13 +135,14 @@ class StepCardView(Vertical):
             self.mount_all(new, before=self._detail)
 
     def _update_header(self, header: Content) -> None:
-        """A new header (each token turns the spinner and counts): no layout of the screen
-        while the old and the new one both fit on the one row the header has."""
-        width = self._header.size.width
-        cells = header.cell_length
-        one_row = 0 <= self._header_cells <= width and cells <= width and width > 0
-        self._header_cells = cells
-        self._header.update(header, layout=not one_row)
+        """A new header (each batch turns the spinner and counts the tokens): no layout of
+        the screen while it takes as many rows as the one before at the same width."""
+        widget = self._header
+        width = widget.size.width
+        shape = (width, header.get_height(widget.styles, width)) if width else None  # type: ignore[arg-type]  # as Textual does
+        same = shape is not None and shape == self._header_shape
+        self._header_shape = shape
+        widget.update(header, layout=not same)
 
     def _render_answer(self) -> None:
         """The text is the goal's answer: show it once, rendered, instead of the raw text."""

@@ -8,12 +8,16 @@ instead of re-rendering everything (Static.update) or never wrapping (Log). Rows
 from __future__ import annotations
 
 from rich.segment import Segment
+from rich.style import Style
 from textual import events
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 
 from soothe.widgets.wrap import clean, wrap_line
+
+STRIP_CACHE = 400
+"""Drawn rows kept per widget (a screen shows ~40; a scroll back draws others again)."""
 
 
 class StreamText(Widget):
@@ -43,6 +47,9 @@ class StreamText(Widget):
         self.seen = 0
         """Characters of the source segment already shown (kept by the StepStream)."""
         self.dropped_rows = 0
+        self._strips: dict[int, Strip] = {}
+        """Finished rows drawn (they never change until a rewrap or a trim)."""
+        self._strips_for: tuple[int, Style] | None = None
         if text:
             self._ingest(clean(text))
 
@@ -62,8 +69,15 @@ class StreamText(Widget):
         if not text:
             return
         before = self.line_count
+        rows_before = len(self._rows)
+        dropped = self.dropped_rows
         self._ingest(text)
-        self.refresh(layout=self.line_count != before)
+        if self.line_count == before and dropped == self.dropped_rows and self._wrap_width:
+            # the same height: only the rows from the old open row on changed (the others
+            # keep the lines Textual cached for them)
+            self.refresh(Region(0, rows_before, self._wrap_width, before - rows_before))
+        else:
+            self.refresh(layout=self.line_count != before)
 
     def _ingest(self, text: str) -> None:
         self._source.append(text)
@@ -97,9 +111,11 @@ class StreamText(Widget):
         if excess > 0:
             del rows[:excess]
             self.dropped_rows += excess
+            self._strips.clear()
 
     def _rewrap(self, width: int) -> None:
         self._wrap_width = max(1, width)
+        self._strips.clear()
         self._rows = []
         self._tail = ""
         self._wrap_in("".join(self._source))
@@ -119,11 +135,18 @@ class StreamText(Widget):
         style = self.rich_style
         rows = self._rows
         if y < len(rows):
-            row = rows[y]
-        elif y == len(rows):
-            row = self._tail
-        else:
-            row = ""
+            if self._strips_for != (width, style) or len(self._strips) > STRIP_CACHE:
+                self._strips.clear()
+                self._strips_for = (width, style)
+            strip = self._strips.get(y)
+            if strip is None:
+                strip = self._strips[y] = self._strip(rows[y], width, style)
+            return strip
+        row = self._tail if y == len(rows) else ""
+        return self._strip(row, width, style)
+
+    @staticmethod
+    def _strip(row: str, width: int, style: Style) -> Strip:
         if not row:
             return Strip.blank(width, style)
         return Strip([Segment(row, style)]).adjust_cell_length(width, style)

@@ -27,30 +27,19 @@ from soothe.engine.config import Settings
 
 async def run_claimed(session: Any, claim: Any) -> str:
     """Run one claimed goal to the end of its loop; returns its status after."""
-    from soothe.engine.loop.strange_loop import LoopExtras
-
     context, runner = session.context, session.runner
     goal = context.get_goal(claim.goal_id)
     thread_id = goal.thread_id or await session.ensure_thread(goal.description)
     session.thread_id = thread_id
-    history = await runner._history(thread_id)
     if claim.resumed and goal.status == "active":
         # Its worker died: steps it left running run again; completed ones and finished
         # tool calls come back from the checkpoints (the loop's and each step's).
         for step in list(context.step_dag(goal.id).steps.values()):
             if step.status == "active":
                 await context.reset_step(goal.id, step.id, "its worker stopped")
-        loop_id = goal.loop_id or await runner._last_loop_id(goal.id)
-        result = await runner.loop.run(
-            goal_id=goal.id,
-            loop_id=loop_id,
-            thread_id=thread_id,
-            intake="continuation",
-            extras=LoopExtras(history=history),
-        )
-        await runner._verify(goal.id, thread_id, result, final_round=True)
+        await runner.continue_goal(goal.id, thread_id, goal.loop_id or "")
     else:
-        await runner._agentic(goal.id, thread_id, "complex", history)
+        await runner._agentic(goal.id, thread_id, "complex", await runner._history(thread_id))
     return str(context.get_goal(goal.id).status)
 
 

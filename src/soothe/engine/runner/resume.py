@@ -9,7 +9,7 @@ from soothe.engine.events import (
     RunFinished,
     RunStarted,
 )
-from soothe.engine.loop.strange_loop import LoopExtras
+from soothe.engine.loop.strange_loop import LoopExtras, LoopResult
 from soothe.engine.runner.autonomous import AutonomousRunner
 from soothe.engine.runner.base import TERMINAL
 
@@ -56,15 +56,7 @@ class ResumeRunner(AutonomousRunner):
             ):  # not ready now (e.g. a conflicting goal runs elsewhere): it stays pending
                 touched.pop()
                 continue
-            history = await self._history(thread_id)
-            result = await self.loop.run(
-                goal_id=goal.id,
-                loop_id=loop_id,
-                thread_id=thread_id,
-                intake="continuation",
-                extras=LoopExtras(history=history),
-            )
-            await self._verify(goal.id, thread_id, result, final_round=True)  # (done, note)
+            result = await self.continue_goal(goal.id, thread_id, loop_id)
             answer = self._answer_of(goal.id, result)
             await self.context.add_message(thread_id, "assistant", answer)
             self.bus.publish(FinalAnswer(text=answer, thread_id=thread_id, goal_id=goal.id))
@@ -77,6 +69,21 @@ class ResumeRunner(AutonomousRunner):
             answer = self._final_report(thread_id, [root_id, *children])
         self.bus.publish(RunFinished(thread_id=thread_id))
         return answer, tuple(touched)
+
+    async def continue_goal(self, goal_id: str, thread_id: str, loop_id: str = "") -> LoopResult:
+        """Run an active goal's loop on from its checkpoint (its latest loop unless
+        ``loop_id`` is given), as a continuation, then verify it as the last round. Used
+        by resume and by ``soothe worker`` for a goal whose worker died."""
+        loop_id = loop_id or await self._last_loop_id(goal_id)
+        result = await self.loop.run(
+            goal_id=goal_id,
+            loop_id=loop_id,
+            thread_id=thread_id,
+            intake="continuation",
+            extras=LoopExtras(history=await self._history(thread_id)),
+        )
+        await self._verify(goal_id, thread_id, result, final_round=True)
+        return result
 
     async def _last_loop_id(self, goal_id: str) -> str:
         """The latest of the goal's loops (named by ``_agentic``) with unfinished work."""

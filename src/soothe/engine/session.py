@@ -111,6 +111,18 @@ class Session(SessionGoals):
             modules.append(provider[self.settings.model.provider])
         for name in modules:
             importlib.import_module(name)
+        from pydantic import BaseModel
+
+        from soothe.engine import events, views
+
+        # The event and view schemas are deferred for the first frame; built here, the
+        # first request does not build them (~50 ms) on the event loop.
+        deferred: list[type[BaseModel]] = [*events.event_types()]
+        deferred += [
+            v for v in vars(views).values() if isinstance(v, type) and issubclass(v, views._View)
+        ]
+        for model in deferred:
+            model.model_rebuild()
 
     async def open_storage(self) -> None:
         """Only the store (threads, goals, messages, memory), for commands that read or
@@ -179,8 +191,6 @@ class Session(SessionGoals):
                     except Exception:
                         if attempt == 2:
                             raise
-                        import asyncio
-
                         await asyncio.sleep(0.5 + attempt)
             else:
                 self._checkpoint_conn = await aiosqlite.connect(str(checkpoint_path))
@@ -250,6 +260,8 @@ class Session(SessionGoals):
         self._started = True
         if self.thread_id and self.context.get_thread(self.thread_id) is None:
             raise LookupError(f"no thread '{self.thread_id}' (see `soothe threads`)")
+        if settings.model.provider != "demo":
+            await asyncio.to_thread(self.hub.warm)
         if self._check_server:
             await self.refresh_provider_status()
 

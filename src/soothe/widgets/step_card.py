@@ -2,7 +2,9 @@
 
 The card is the widget of a ``StepCard`` block: while the step streams, its text grows in
 its own StreamText and its tool calls appear under it, so two parallel steps never
-interleave. When the step's text is the goal's final answer, the finished card shows it
+interleave. While the step runs, the StepStream may give the card a live height
+(``set_live``): its text shows only its newest rows, so every running step stays in
+view and a new row repaints the card instead of moving the screen. When the step's text is the goal's final answer, the finished card shows it
 rendered (Markdown) instead of repeating it in a separate answer block.
 """
 
@@ -82,6 +84,25 @@ class StepCardView(Vertical):
         self._rendered = False
         self._header_shape: tuple[int, int] | None = None
         self._detail_text: str | None = None
+        self.live_rows: int | None = None
+        """Rows of text shown while the step runs (None: all of them)."""
+
+    @property
+    def running(self) -> bool:
+        return self.card.status == "active"
+
+    def set_live(self, rows: int | None) -> None:
+        """Show at most ``rows`` rows of text while the step runs (None: all)."""
+        if rows == self.live_rows:
+            return
+        self.live_rows = rows
+        self._apply_tail()
+
+    def _apply_tail(self) -> None:
+        rows = self.live_rows if self.running else None
+        for widget in self._parts.values():
+            if isinstance(widget, StreamText):
+                widget.set_tail(rows)
 
     def compose(self) -> ComposeResult:
         yield self._header
@@ -97,6 +118,7 @@ class StepCardView(Vertical):
         if isinstance(part, TextRun):
             widget = StreamText(part.text, max_lines=STREAM_MAX_LINES)
             widget.seen = part.total
+            widget.set_tail(self.live_rows if self.running else None)
         else:
             widget = ToolCallBlock(part)
         self._parts[id(part)] = widget
@@ -119,6 +141,7 @@ class StepCardView(Vertical):
         if card.answer and card.status != "active":
             self._render_answer()
             return
+        self._apply_tail()
         new: list[Widget] = []
         for part in card.parts:
             widget = self._parts.get(id(part))

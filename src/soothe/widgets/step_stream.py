@@ -34,6 +34,11 @@ textual_fixes.apply()  # released blocks must not stay alive in Textual's style 
 
 EMPTY_TEXT = "Type a request below and press enter — or /goal TEXT to queue a goal. F1 for help."
 EMPTY_GOAL_TEXT = "Nothing streamed here yet."
+LIVE_MAX_ROWS = 16
+LIVE_MIN_ROWS = 4
+"""While the view follows the end, a running step's card shows this many rows of its
+newest text (fewer when several run at once, so all of them fit): its height then stays
+put while it streams. Scrolling up to read shows every row."""
 WINDOW = 40
 """Blocks mounted at once (a screen holds at most ~35): older ones are released (and
 mounted again on scroll back). Every mounted widget costs each frame's layout."""
@@ -91,6 +96,9 @@ class StepStream(VerticalScroll):
         self._earlier: Static | None = None
         self.window = WINDOW
         self.follow = True
+        self._hold_follow = False
+        """The user scrolled up and the live cards grew: the view is not "at the end"
+        until the layout has placed what they show now."""
         self.load_earlier: Callable[[str], bool] | None = None
         """Page older blocks of the view back in from the store (set by the app); returns
         whether it will (it calls ``show_loaded`` when they are there)."""
@@ -117,10 +125,12 @@ class StepStream(VerticalScroll):
             text = EMPTY_TEXT if transcript.key == "conversation" else EMPTY_GOAL_TEXT
             self._empty = Static(text, classes="empty")
             widgets = [self._empty]
+        self.follow = True
+        self._hold_follow = False
+        self._update_live()
         with self.app.batch_update():
             self.remove_children()
             self.mount_all(widgets)
-        self.follow = True
         self.scroll_end(animate=False)
 
     def _earlier_text(self, hidden: int) -> str:
@@ -150,6 +160,7 @@ class StepStream(VerticalScroll):
             return
         self.show(self.transcript, window=window)
         self.follow = False
+        self._update_live()
         self.scroll_home(animate=False)
 
     def touch(self, segments: Iterable[Block]) -> None:
@@ -161,19 +172,47 @@ class StepStream(VerticalScroll):
         but the view stays put while a block inside it has focus. (Textual's ``anchor()``
         pins short content to the bottom of the view, so following is done here.)
         """
-        if not self.follow and self._at_end():
+        if not self.follow and not self._hold_follow and self._at_end():
             self.follow = True
         if self.follow and self.window > WINDOW:  # back at the end: release paged-back blocks
             self.window = WINDOW
             if self.transcript is not None:
                 self.transcript.trim()
         self._touch(segments)
+        self._update_live()
         if self.follow and not self._block_has_focus():
             self.scroll_end(animate=False)
+
+    def live_rows(self, running: int) -> int | None:
+        """Rows of text each of ``running`` live cards shows (None: all of them)."""
+        if not self.follow or not running:
+            return None
+        height = self.size.height or 36
+        per_card = (height - 1) // running - 4  # its header (up to two rows), margin, hint
+        return max(LIVE_MIN_ROWS, min(LIVE_MAX_ROWS, per_card))
+
+    def _update_live(self) -> None:
+        cards = [w for w in self._blocks.values() if isinstance(w, StepCardView) and w.running]
+        rows = self.live_rows(len(cards))
+        for card in cards:
+            card.set_live(rows)
+
+    def _stop_following(self) -> None:
+        """The user scrolled up to read: live cards show all their text from now on."""
+        if not self.follow:
+            return
+        self.follow = False
+        self._hold_follow = any(text.hidden_count for text in self.query(StreamText))
+        self._update_live()
+
+    def on_resize(self) -> None:
+        self._update_live()
 
     def follow_end(self) -> None:
         """Jump to the newest output and keep following it (the user sent something)."""
         self.follow = True
+        self._hold_follow = False
+        self._update_live()
         if self.window > WINDOW and self.transcript is not None:
             self.transcript.trim()
             self.show(self.transcript)
@@ -186,6 +225,8 @@ class StepStream(VerticalScroll):
         # on a busy machine comes after the scroll that touch() asked for: follow it here
         # too. (Textual's private hook; textual is pinned exactly.)
         grew = virtual_size.height > self.virtual_size.height
+        if virtual_size.height != self.virtual_size.height:
+            self._hold_follow = False  # the uncapped cards are placed
         changed = super()._size_updated(size, virtual_size, container_size, layout)
         if grew and self.follow and not self._block_has_focus():
             self.scroll_end(animate=False)
@@ -199,18 +240,18 @@ class StepStream(VerticalScroll):
         return focused is not None and focused is not self and self in focused.ancestors
 
     def on_mouse_scroll_up(self) -> None:
-        self.follow = False
+        self._stop_following()
 
     def action_scroll_up(self) -> None:
-        self.follow = False
+        self._stop_following()
         super().action_scroll_up()
 
     def action_page_up(self) -> None:
-        self.follow = False
+        self._stop_following()
         super().action_page_up()
 
     def action_scroll_home(self) -> None:
-        self.follow = False
+        self._stop_following()
         if not self.show_earlier():
             super().action_scroll_home()
 

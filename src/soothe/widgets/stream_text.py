@@ -3,6 +3,11 @@
 Appending re-wraps only the open last row, so a long stream costs O(new text) per batch
 instead of re-rendering everything (Static.update) or never wrapping (Log). Rows past
 ``max_lines`` are dropped from the top.
+
+``set_tail(n)`` shows only the last ``n`` rows (the first of them says how many are
+above), the way a running step's live card shows its output: once the text has ``n``
+rows the widget's height stays put, so a new row is a repaint of ``n`` rows, not a layout
+of the screen and a scroll of everything in it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from soothe.widgets.wrap import clean, wrap_line
 
 STRIP_CACHE = 400
 """Drawn rows kept per widget (a screen shows ~40; a scroll back draws others again)."""
+HINT_STYLE = Style(dim=True, italic=True)
 
 
 class StreamText(Widget):
@@ -50,6 +56,7 @@ class StreamText(Widget):
         self._strips: dict[int, Strip] = {}
         """Finished rows drawn (they never change until a rewrap or a trim)."""
         self._strips_for: tuple[int, Style] | None = None
+        self._tail_rows: int | None = None
         if text:
             self._ingest(clean(text))
 
@@ -64,20 +71,59 @@ class StreamText(Widget):
     def rows(self) -> list[str]:
         return [*self._rows, self._tail] if self._tail else list(self._rows)
 
+    @property
+    def tail_rows(self) -> int | None:
+        return self._tail_rows
+
+    @property
+    def shown_count(self) -> int:
+        """Rows the widget is high: every row, or at most the tail's."""
+        count = self.line_count
+        return count if self._tail_rows is None else min(count, self._tail_rows)
+
+    @property
+    def hidden_count(self) -> int:
+        """Rows above the tail (the tail's first row says how many, so it is one more)."""
+        count = self.line_count
+        if self._tail_rows is None or count <= self._tail_rows:
+            return 0
+        return count - self._tail_rows + 1
+
+    def _offset(self) -> int:
+        """The index of the row the widget's row 0 shows (the hint row stands for one)."""
+        return self.line_count - self.shown_count
+
+    def set_tail(self, rows: int | None) -> None:
+        """Show only the last ``rows`` rows (``None``: all of them)."""
+        rows = None if rows is None else max(2, rows)
+        if rows == self._tail_rows:
+            return
+        changes_height = self.shown_count != (
+            self.line_count if rows is None else min(self.line_count, rows)
+        )
+        self._tail_rows = rows
+        self.refresh(layout=changes_height)
+
     def append(self, text: str) -> None:
         text = clean(text)
         if not text:
             return
-        before = self.line_count
+        shown = self.shown_count
+        offset = self._offset()
         rows_before = len(self._rows)
         dropped = self.dropped_rows
         self._ingest(text)
-        if self.line_count == before and dropped == self.dropped_rows and self._wrap_width:
-            # the same height: only the rows from the old open row on changed (the others
-            # keep the lines Textual cached for them)
-            self.refresh(Region(0, rows_before, self._wrap_width, before - rows_before))
-        else:
-            self.refresh(layout=self.line_count != before)
+        if not self._wrap_width:
+            self.refresh(layout=True)
+        elif self.shown_count != shown:
+            self.refresh(layout=True)
+        elif self._offset() == offset and dropped == self.dropped_rows:
+            # the same rows on screen: only those from the old open row on changed (the
+            # others keep the lines Textual cached for them)
+            top = max(0, rows_before - offset)
+            self.refresh(Region(0, top, self._wrap_width, shown - top))
+        else:  # the same height, every row moved up (a tail, or rows dropped at the cap)
+            self.refresh()
 
     def _ingest(self, text: str) -> None:
         self._source.append(text)
@@ -123,7 +169,7 @@ class StreamText(Widget):
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if width != self._wrap_width:
             self._rewrap(width)
-        return self.line_count
+        return self.shown_count
 
     def on_resize(self, event: events.Resize) -> None:
         if self.size.width and self.size.width != self._wrap_width:
@@ -133,16 +179,22 @@ class StreamText(Widget):
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         style = self.rich_style
+        offset = self._offset()
+        if offset and y == 0:
+            hidden = self.hidden_count
+            hint = f"⋮ {hidden} earlier row{'' if hidden == 1 else 's'} (up or pgup to read)"
+            return self._strip(hint, width, style + HINT_STYLE)
+        index = offset + y
         rows = self._rows
-        if y < len(rows):
+        if index < len(rows):
             if self._strips_for != (width, style) or len(self._strips) > STRIP_CACHE:
                 self._strips.clear()
                 self._strips_for = (width, style)
-            strip = self._strips.get(y)
+            strip = self._strips.get(index)
             if strip is None:
-                strip = self._strips[y] = self._strip(rows[y], width, style)
+                strip = self._strips[index] = self._strip(rows[index], width, style)
             return strip
-        row = self._tail if y == len(rows) else ""
+        row = self._tail if index == len(rows) else ""
         return self._strip(row, width, style)
 
     @staticmethod

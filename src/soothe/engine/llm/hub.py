@@ -220,6 +220,15 @@ class ModelHub:
             self._models[key] = model
         return model
 
+    def warm(self) -> None:
+        """Build the chat models now (the session does it in a thread at start): the
+        first build costs ~0.2 s (pydantic models, an SSL context per HTTP client) that
+        the first request would otherwise wait for on the event loop. A model that
+        cannot be built is left for the first call to report."""
+        for role in ("default", "fast"):
+            with contextlib.suppress(Exception):
+                self.chat_model(role)  # type: ignore[arg-type]
+
     def reset_models(self) -> None:
         """Forget the models built so far; the next call builds them from the (possibly
         changed) settings. Models passed in as ``models=`` are kept."""

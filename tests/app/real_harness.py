@@ -35,6 +35,7 @@ from textual.pilot import Pilot
 from soothe.app.main import SootheApp
 from soothe.engine.config import Settings, load_settings
 from soothe.engine.session import Session
+from soothe.widgets.footer import SteadyFooter
 from tests.fakes import FakeOllamaServer, FakeReply
 from tests.fakes.brain import Brain
 
@@ -306,6 +307,11 @@ async def settle(app: SootheApp, pilot: Pilot[Any]) -> None:
     stream = app.main.stream
     for _ in range(100):  # the stream's follow-scroll lands after a refresh (bounded)
         if not stream.follow or stream._at_end():
+            break
+        await pilot.pause(0.02)
+    footer = app.screen.query_one(SteadyFooter)
+    for _ in range(100):  # the footer recomposes after a refresh once the keys changed
+        if footer._shown == footer._keys():
             break
         await pilot.pause(0.02)
     assert not app.handler.errors, app.handler.errors

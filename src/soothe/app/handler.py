@@ -251,13 +251,17 @@ class EventHandler:
         self.batches += 1
         try:
             with self.app.batch_update():
+                event: ev.EventBase | None = None
                 for event in batch:
                     self.applied += 1
                     try:
                         self.state.feed(event)
                     except Exception as exc:
                         self._display_error(event, exc)
-                self.state.flush()
+                try:
+                    self.state.flush()
+                except Exception as exc:  # a widget that failed to update: the pump goes on
+                    self._display_error(event or ev.ErrorEvent(message="flush"), exc)
         finally:
             self._applying = False
 

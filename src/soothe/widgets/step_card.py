@@ -29,6 +29,7 @@ STATUS_MARKS = {
     "suspended": ("‖", "$warning"),  # paused (Esc): resume continues it
 }
 STREAM_MAX_LINES = 2000
+WAITING = "waiting for the model…"
 
 
 def card_header(card: StepCard) -> Content:
@@ -86,6 +87,9 @@ class StepCardView(Vertical):
         self._detail_text: str | None = None
         self.live_rows: int | None = None
         """Rows of text shown while the step runs (None: all of them)."""
+        self._box: StreamText | None = None
+        """The live box waiting for the step's next text (mounted at the end of the card
+        while it runs: the text, when it comes, fills it without a layout)."""
 
     @property
     def running(self) -> bool:
@@ -98,11 +102,35 @@ class StepCardView(Vertical):
         self.live_rows = rows
         self._apply_tail()
 
-    def _apply_tail(self) -> None:
+    def _apply_tail(self, *, now: bool = False) -> None:
+        """The newest part, if it is text, is the live box; earlier text is shown whole.
+
+        When the step has ended, the box keeps its rows for one more frame, so the last
+        tokens are painted before the whole text is laid out."""
         rows = self.live_rows if self.running else None
-        for widget in self._parts.values():
-            if isinstance(widget, StreamText):
-                widget.set_tail(rows)
+        last = self.card.parts[-1] if self.card.parts else None
+        texts = [(p, w) for p, w in self._parts.items() if isinstance(w, StreamText)]
+        if rows is None and not now and any(w.tail_rows is not None for _, w in texts):
+            self.call_after_refresh(self._apply_tail, now=True)
+            return
+        for part, widget in texts:
+            widget.set_tail(rows if last is not None and part == id(last) else None)
+        self._place_box()
+
+    def _place_box(self) -> None:
+        """A running card in a live view ends with a box for its next text."""
+        last = self.card.parts[-1] if self.card.parts else None
+        wanted = self.running and self.live_rows is not None and not isinstance(last, TextRun)
+        if wanted and self._box is None and self._detail.parent is self:  # composed
+            self._box = StreamText(max_lines=STREAM_MAX_LINES, placeholder=WAITING)
+            self._box.set_tail(self.live_rows)
+            self.mount(self._box, before=self._detail)
+        elif self._box is not None:
+            if wanted:
+                self._box.set_tail(self.live_rows)
+            else:
+                self._box.remove()
+                self._box = None
 
     def compose(self) -> ComposeResult:
         yield self._header
@@ -118,7 +146,8 @@ class StepCardView(Vertical):
         if isinstance(part, TextRun):
             widget = StreamText(part.text, max_lines=STREAM_MAX_LINES)
             widget.seen = part.total
-            widget.set_tail(self.live_rows if self.running else None)
+            if self.running and self.card.parts and self.card.parts[-1] is part:
+                widget.set_tail(self.live_rows)
         else:
             widget = ToolCallBlock(part)
         self._parts[id(part)] = widget
@@ -141,11 +170,20 @@ class StepCardView(Vertical):
         if card.answer and card.status != "active":
             self._render_answer()
             return
-        self._apply_tail()
         new: list[Widget] = []
+        anchor: Widget = self._box if self._box is not None else self._detail
         for part in card.parts:
             widget = self._parts.get(id(part))
-            if widget is None:
+            if widget is None and isinstance(part, TextRun) and self._box is not None:
+                if new:  # parts before this text go before its box
+                    self.mount_all(new, before=self._box)
+                    new = []
+                box, self._box = self._box, None  # the text fills the box already shown
+                anchor = self._detail
+                self._parts[id(part)] = box
+                box.append(part.text)
+                box.seen = part.total
+            elif widget is None:
                 new.append(self._part_widget(part))
             elif isinstance(part, TextRun) and isinstance(widget, StreamText):
                 widget.append(part.since(widget.seen))
@@ -155,7 +193,8 @@ class StepCardView(Vertical):
         # is_attached, not is_mounted: a part that arrives between compose and the end of
         # on_mount must be mounted too (its widget is kept in _parts and fed from then on)
         if new and self.is_attached:
-            self.mount_all(new, before=self._detail)
+            self.mount_all(new, before=anchor)
+        self._apply_tail()
 
     def _update_header(self, header: Content) -> None:
         """A new header (each batch turns the spinner and counts the tokens): no layout of
@@ -174,6 +213,9 @@ class StepCardView(Vertical):
         self._rendered = True
         from textual.widgets import Markdown  # markdown-it costs ~30 ms: only when needed
 
+        if self._box is not None:
+            self._box.remove()
+            self._box = None
         for part, widget in list(self._parts.items()):
             if isinstance(widget, StreamText):
                 widget.remove()

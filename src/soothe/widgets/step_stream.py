@@ -34,11 +34,11 @@ textual_fixes.apply()  # released blocks must not stay alive in Textual's style 
 
 EMPTY_TEXT = "Type a request below and press enter — or /goal TEXT to queue a goal. F1 for help."
 EMPTY_GOAL_TEXT = "Nothing streamed here yet."
-LIVE_MAX_ROWS = 16
+LIVE_MAX_ROWS = 30
 LIVE_MIN_ROWS = 4
-"""While the view follows the end, a running step's card shows this many rows of its
-newest text (fewer when several run at once, so all of them fit): its height then stays
-put while it streams. Scrolling up to read shows every row."""
+"""While the view follows the end, a running step's card shows at most this many rows of
+its newest text (fewer when several run at once, so all of them fit): its box then stops
+growing, and the screen stops moving while it streams. Scrolling up shows every row."""
 WINDOW = 40
 """Blocks mounted at once (a screen holds at most ~35): older ones are released (and
 mounted again on scroll back). Every mounted widget costs each frame's layout."""

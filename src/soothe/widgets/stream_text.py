@@ -4,10 +4,11 @@ Appending re-wraps only the open last row, so a long stream costs O(new text) pe
 instead of re-rendering everything (Static.update) or never wrapping (Log). Rows past
 ``max_lines`` are dropped from the top.
 
-``set_tail(n)`` shows only the last ``n`` rows (the first of them says how many are
-above), the way a running step's live card shows its output: once the text has ``n``
-rows the widget's height stays put, so a new row is a repaint of ``n`` rows, not a layout
-of the screen and a scroll of everything in it.
+``set_tail(n)`` makes the widget a live box of at most ``n`` rows showing the newest
+rows (the first says how many are above once they do not fit), the way a running step's
+card shows its output. The box grows in steps of TAIL_STEP rows, so while the text
+streams a new row is a repaint of the box, not a layout of the screen and a scroll of
+everything in it; only every TAIL_STEP-th row, until the box is full, is a layout.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from soothe.widgets.wrap import clean, wrap_line
 STRIP_CACHE = 400
 """Drawn rows kept per widget (a screen shows ~40; a scroll back draws others again)."""
 HINT_STYLE = Style(dim=True, italic=True)
+TAIL_STEP = 8
+"""A live box grows by this many rows at a time (each growth is a layout of the screen)."""
 
 
 class StreamText(Widget):
@@ -39,6 +42,7 @@ class StreamText(Widget):
         text: str = "",
         *,
         max_lines: int = 2000,
+        placeholder: str = "",
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
@@ -57,6 +61,8 @@ class StreamText(Widget):
         """Finished rows drawn (they never change until a rewrap or a trim)."""
         self._strips_for: tuple[int, Style] | None = None
         self._tail_rows: int | None = None
+        self.placeholder = placeholder
+        """Shown, dim, while there is no text."""
         if text:
             self._ingest(clean(text))
 
@@ -77,32 +83,34 @@ class StreamText(Widget):
 
     @property
     def shown_count(self) -> int:
-        """Rows the widget is high: every row, or at most the tail's."""
-        count = self.line_count
-        return count if self._tail_rows is None else min(count, self._tail_rows)
+        """Rows the widget is high: every row; or, with a tail, the rows grown in steps of
+        TAIL_STEP up to the tail (blank below the text until it fills them), so the
+        height changes a few times while the text streams, not at every row."""
+        tail = self._tail_rows
+        if tail is None:
+            return self.line_count
+        return min(tail, -(-max(1, self.line_count) // TAIL_STEP) * TAIL_STEP)
+
+    def _offset(self) -> int:
+        """The index of the row the widget's row 0 stands for (the hint, in a full box)."""
+        if self._tail_rows is None:
+            return 0
+        return max(0, self.line_count - self.shown_count)
 
     @property
     def hidden_count(self) -> int:
-        """Rows above the tail (the tail's first row says how many, so it is one more)."""
-        count = self.line_count
-        if self._tail_rows is None or count <= self._tail_rows:
-            return 0
-        return count - self._tail_rows + 1
-
-    def _offset(self) -> int:
-        """The index of the row the widget's row 0 shows (the hint row stands for one)."""
-        return self.line_count - self.shown_count
+        """Rows above the tail (its first row says how many, so it hides one too)."""
+        offset = self._offset()
+        return offset + 1 if offset else 0
 
     def set_tail(self, rows: int | None) -> None:
-        """Show only the last ``rows`` rows (``None``: all of them)."""
+        """Be ``rows`` rows high and show the newest of them (``None``: every row)."""
         rows = None if rows is None else max(2, rows)
         if rows == self._tail_rows:
             return
-        changes_height = self.shown_count != (
-            self.line_count if rows is None else min(self.line_count, rows)
-        )
+        before = self.shown_count
         self._tail_rows = rows
-        self.refresh(layout=changes_height)
+        self.refresh(layout=self.shown_count != before)
 
     def append(self, text: str) -> None:
         text = clean(text)
@@ -113,9 +121,7 @@ class StreamText(Widget):
         rows_before = len(self._rows)
         dropped = self.dropped_rows
         self._ingest(text)
-        if not self._wrap_width:
-            self.refresh(layout=True)
-        elif self.shown_count != shown:
+        if not self._wrap_width or self.shown_count != shown:
             self.refresh(layout=True)
         elif self._offset() == offset and dropped == self.dropped_rows:
             # the same rows on screen: only those from the old open row on changed (the
@@ -184,6 +190,8 @@ class StreamText(Widget):
             hidden = self.hidden_count
             hint = f"⋮ {hidden} earlier row{'' if hidden == 1 else 's'} (up or pgup to read)"
             return self._strip(hint, width, style + HINT_STYLE)
+        if y == 0 and self.placeholder and not self.line_count:
+            return self._strip(self.placeholder, width, style + HINT_STYLE)
         index = offset + y
         rows = self._rows
         if index < len(rows):

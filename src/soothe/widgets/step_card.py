@@ -2,10 +2,12 @@
 
 The card is the widget of a ``StepCard`` block: while the step streams, its text grows in
 its own StreamText and its tool calls appear under it, so two parallel steps never
-interleave. While the step runs, the StepStream may give the card a live height
-(``set_live``): its text shows only its newest rows, so every running step stays in
-view and a new row repaints the card instead of moving the screen. When the step's text is the goal's final answer, the finished card shows it
-rendered (Markdown) instead of repeating it in a separate answer block.
+interleave. While the step runs and the view follows the end, the StepStream gives the
+card a live height (``set_live``): the card ends with a live box (a StreamText in tail
+mode) that shows the newest rows of its text, so every running step stays in view and
+a new row repaints the box instead of moving the screen. When the step's text is the
+goal's final answer, the finished card shows it rendered (Markdown) instead of
+repeating it in a separate answer block.
 """
 
 from __future__ import annotations

@@ -119,13 +119,20 @@ class StepCardView(Vertical):
             widget.set_tail(rows if last is not None and part == id(last) else None)
         self._place_box()
 
+    def _wants_box(self) -> bool:
+        last = self.card.parts[-1] if self.card.parts else None
+        return self.running and self.live_rows is not None and not isinstance(last, TextRun)
+
+    def _new_box(self) -> StreamText:
+        box = StreamText(max_lines=STREAM_MAX_LINES, placeholder=WAITING)
+        box.set_tail(self.live_rows)
+        return box
+
     def _place_box(self) -> None:
         """A running card in a live view ends with a box for its next text."""
-        last = self.card.parts[-1] if self.card.parts else None
-        wanted = self.running and self.live_rows is not None and not isinstance(last, TextRun)
+        wanted = self._wants_box()
         if wanted and self._box is None and self._detail.parent is self:  # composed
-            self._box = StreamText(max_lines=STREAM_MAX_LINES, placeholder=WAITING)
-            self._box.set_tail(self.live_rows)
+            self._box = self._new_box()
             self.mount(self._box, before=self._detail)
         elif self._box is not None:
             if wanted:
@@ -138,6 +145,9 @@ class StepCardView(Vertical):
         yield self._header
         for part in self.card.parts:
             yield self._part_widget(part)
+        if self._wants_box():  # in the first layout, not one frame later
+            self._box = self._new_box()
+            yield self._box
         yield self._detail
 
     def on_mount(self) -> None:

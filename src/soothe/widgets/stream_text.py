@@ -61,6 +61,7 @@ class StreamText(Widget):
         """Finished rows drawn (they never change until a rewrap or a trim)."""
         self._strips_for: tuple[int, Style] | None = None
         self._tail_rows: int | None = None
+        self._frame_style: Style | None = None
         self.placeholder = placeholder
         """Shown, dim, while there is no text."""
         if text:
@@ -182,9 +183,18 @@ class StreamText(Widget):
             self._rewrap(self.size.width)
             self.refresh(layout=True)
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # Textual asks render_line for each row; ``rich_style`` walks every ancestor's
+        # styles, so it is taken once per frame (it was ~40% of a live box's repaint).
+        self._frame_style = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame_style = None
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        style = self.rich_style
+        style = self._frame_style if self._frame_style is not None else self.rich_style
         offset = self._offset()
         if offset and y == 0:
             hidden = self.hidden_count

@@ -7,6 +7,7 @@ are on state (``until``, ``settle``, a `Pause` that holds the reply), never a sl
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -57,6 +58,15 @@ def _lines(count: int, start: int = 0) -> str:
     return "".join(f"r{i:03d}\n" for i in range(start, start + count))
 
 
+HINT = re.compile(r"^⋮ (\d+) earlier rows?\b")
+
+
+def _hint(row: str) -> int | None:
+    """The number of rows a box's hint row says are above it (None: not a hint)."""
+    found = HINT.match(row.strip(" ▌│"))
+    return int(found.group(1)) if found else None
+
+
 def _shown(widget: StreamText) -> list[str]:
     """The rows the widget draws, as text."""
     return [widget.render_line(y).text.rstrip() for y in range(widget.size.height)]
@@ -77,7 +87,7 @@ async def test_a_tail_grows_in_steps_and_shows_the_newest_rows() -> None:
         assert text.line_count == 30
         shown = _shown(text)
         # the first row counts the rows above the newest 19: r000 .. r010 are 11 rows
-        assert shown[0] == "⋮ 11 earlier rows (up or pgup to read)"
+        assert _hint(shown[0]) == 11
         assert shown[1:] == [f"r{i:03d}" for i in range(11, 30)]
         assert text.hidden_count == 30 - 19
 
@@ -107,7 +117,7 @@ async def test_a_short_text_in_a_tail_has_no_hint_and_blank_rows_below() -> None
         assert _shown(text)[0] == "r000" and _shown(text)[-1] == "r011 and the open row"
         text.append("\nr012")  # 13 rows in 12: the hint stands for two of them
         await pilot.pause()
-        assert _shown(text)[0] == "⋮ 2 earlier rows (up or pgup to read)"
+        assert _hint(_shown(text)[0]) == 2
         assert _shown(text)[1:] == [
             *(f"r{i:03d}" for i in range(2, 11)),
             "r011 and the open row",
@@ -450,9 +460,9 @@ async def test_a_long_stream_shows_its_newest_rows_and_page_up_shows_them_all(ri
         stream = app.main.stream
         rows = text.tail_rows
         assert rows is not None and text.size.height == rows
-        hint = f"⋮ {HELD_AT - rows + 1} earlier rows (up or pgup to read)"
+        hidden = HELD_AT - rows + 1  # the hint row stands for one more
         conversation = _conversation(app)
-        assert any(hint in row for row in conversation), conversation
+        assert [_hint(row) for row in conversation].count(hidden) == 1, conversation
         assert any(f"row {HELD_AT - 1:03d}" in row for row in conversation)
         assert not any("row 000" in row for row in conversation)
 
@@ -463,7 +473,7 @@ async def test_a_long_stream_shows_its_newest_rows_and_page_up_shows_them_all(ri
         await until(lambda: text.size.height == text.line_count == HELD_AT, pilot, timeout=5)
         stream.scroll_home(animate=False)
         await until(lambda: any("row 000" in row for row in _conversation(app)), pilot)
-        assert not any(hint in row for row in _conversation(app))
+        assert not any(_hint(row) for row in _conversation(app))
 
         # End resumes following, and the box
         stream.focus()
@@ -473,7 +483,7 @@ async def test_a_long_stream_shows_its_newest_rows_and_page_up_shows_them_all(ri
         await until(stream._at_end, pilot)
         await pilot.pause()
         conversation = _conversation(app)
-        assert any(hint in row for row in conversation), conversation
+        assert [_hint(row) for row in conversation].count(hidden) == 1, conversation
         assert not any("row 000" in row for row in conversation)
 
         reply.release.set()

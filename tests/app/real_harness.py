@@ -309,11 +309,11 @@ async def settle(app: SootheApp, pilot: Pilot[Any]) -> None:
         if not stream.follow or stream._at_end():
             break
         await pilot.pause(0.02)
-    footer = app.screen.query_one(SteadyFooter)
-    for _ in range(100):  # the footer recomposes after a refresh once the keys changed
-        if footer._shown == footer._keys():
-            break
-        await pilot.pause(0.02)
+    for footer in app.screen.query(SteadyFooter):  # the screen on top may have none
+        for _ in range(100):  # it recomposes after a refresh once the keys changed
+            if footer._shown == footer._keys():
+                break
+            await pilot.pause(0.02)
     assert not app.handler.errors, app.handler.errors
 
 

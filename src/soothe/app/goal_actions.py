@@ -128,8 +128,10 @@ class GoalActions(_Base):
 
     def on_goal_tree_stream_chosen(self, event: GoalTree.StreamChosen) -> None:
         event.stop()
+        if event.ref != self.main.goal_tree.selected_ref:
+            return  # stale: the cursor moved on since (its own message follows)
         if event.ref.key != self.handler.visible:
-            self.handler.select(event.ref)
+            self.handler.select(event.ref, from_tree=True)
 
     def show_goal(self, goal_id: str) -> None:
         """The palette's "Goal G1: ..." entry: put the cursor on it."""

@@ -315,17 +315,19 @@ class EventHandler:
         goal_id, _, step_id = key.partition("/")
         return NodeRef("step", goal_id, step_id) if step_id else NodeRef("goal", goal_id)
 
-    def select(self, ref: NodeRef) -> None:
-        """The user chose a node (follow backs off for a few seconds)."""
+    def select(self, ref: NodeRef, *, from_tree: bool = False) -> None:
+        """The user chose a node (follow backs off for a few seconds). From the tree, the
+        cursor is already there: moving it again would chase the keys pressed since."""
         self.port.user_moved()
-        self.show(ref.key)
+        self.show(ref.key, move_cursor=not from_tree)
 
-    def show(self, key: str) -> None:
+    def show(self, key: str, *, move_cursor: bool = True) -> None:
         """Put ``key``'s view in the middle panel, the tree cursor and the evidence on it."""
         ref = self.ref_of(key)
         self.state.select(key)
         self.app.main.evidence.follow(ref.goal_id, ref.step_id)
-        self.app.main.goal_tree.show_ref(ref)
+        if move_cursor:
+            self.app.main.goal_tree.show_ref(ref)
 
     def jump_active(self) -> None:
         """The key for "show me what is running": the active goal, else the conversation."""

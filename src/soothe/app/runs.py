@@ -72,7 +72,7 @@ class RunControl(_Base):
         if isinstance(self.screen, MainScreen):
             stream = self.main.stream
             if event.direction < 0:
-                stream.scroll_page_up(animate=False)
+                stream.action_page_up()  # as in the panel: stop following, open the boxes
             else:
                 stream.scroll_page_down(animate=False)
 

@@ -291,11 +291,24 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
         else:
             restore_answers(self, snapshot)
         self.sync_goals(snapshot.goals)
+        self._settle_cards(snapshot)
         self.set_evidence(snapshot.evidence)
         self.port.show(self.view(CONVERSATION))
         # the last iteration the transcript shows (usage counts are not stored: the status
         # line hides its counters until a run reports some)
         self.port.status(iteration=self.iteration[0], max_iterations=self.iteration[1])
+
+    def _settle_cards(self, snapshot: ThreadSnapshot) -> None:
+        """A card the transcript left running whose step the store does not hold running
+        (the process ended mid-step): shown as interrupted, not live."""
+        running = {
+            f"{g.id}/{s.id}" for g in snapshot.goals for s in g.steps if s.status == "active"
+        }
+        for card in self.cards.values():
+            if card.status == "active" and card.key not in running:
+                card.status = "suspended"
+                card.detail = card.detail or "interrupted: the process ended during this step"
+                self._card_changed(card)
 
     def set_evidence(self, entries: list[EvidenceView]) -> None:
         self.evidence = {e.evidence_id: e for e in entries}

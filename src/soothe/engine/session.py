@@ -344,6 +344,7 @@ class Session(SessionGoals):
         if not self._started:
             return
         await self._interrupt_runs()
+        await self.runner.wait_settled()  # an interrupted run's suspends, written out
         self._started = False
         self.broker.cancel_all()
         if self.recorder is not None:

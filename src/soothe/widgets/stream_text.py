@@ -198,7 +198,7 @@ class StreamText(Widget):
         offset = self._offset()
         if offset and y == 0:
             hidden = self.hidden_count
-            hint = f"⋮ {hidden} earlier row{'' if hidden == 1 else 's'} (up or pgup to read)"
+            hint = f"⋮ {hidden} earlier row{'' if hidden == 1 else 's'} · pgup shows them"
             return self._strip(hint, width, style + HINT_STYLE)
         if y == 0 and self.placeholder and not self.line_count:
             return self._strip(self.placeholder, width, style + HINT_STYLE)

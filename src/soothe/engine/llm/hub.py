@@ -227,7 +227,7 @@ class ModelHub:
         cannot be built is left for the first call to report."""
         for role in ("default", "fast"):
             with contextlib.suppress(Exception):
-                self.chat_model(role)  # type: ignore[arg-type]
+                self.chat_model(role)
 
     def reset_models(self) -> None:
         """Forget the models built so far; the next call builds them from the (possibly

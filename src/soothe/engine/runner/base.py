@@ -64,6 +64,7 @@ class RunnerBase:
         self.agent = agent
         self.classifier = classifier
         self.memory = memory
+        self._settling: set[asyncio.Future[None]] = set()
 
     async def ensure_thread(self, thread_id: str | None, text: str = "") -> str:
         if thread_id:
@@ -130,6 +131,19 @@ class RunnerBase:
             duration_s=time.perf_counter() - started,
         )
 
+    def _settle(self, work: Awaitable[None]) -> Awaitable[None]:
+        """``work`` runs to its end even though the run was cancelled (shielded), and
+        ``wait_settled`` (the session's close) waits for it: the goals it suspends are
+        written before the store closes, not cut off by it."""
+        task = asyncio.ensure_future(work)
+        self._settling.add(task)
+        task.add_done_callback(self._settling.discard)
+        return asyncio.shield(task)
+
+    async def wait_settled(self, timeout: float = 5.0) -> None:
+        if self._settling:
+            await asyncio.wait(list(self._settling), timeout=timeout)
+
     async def _interrupted(self, thread_id: str) -> None:
         # a fact of the run (the transcript keeps it, so a reopened thread says so too)
         self.bus.publish(
@@ -162,7 +176,7 @@ class RunnerBase:
         try:
             answer, touched = await work(thread_id)
         except asyncio.CancelledError:
-            await asyncio.shield(self._interrupted(thread_id))
+            await self._settle(self._interrupted(thread_id))
             raise
         except Exception as exc:
             error, kind = await self._failed(thread_id, exc)

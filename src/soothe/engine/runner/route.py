@@ -85,7 +85,7 @@ class SootheRunner(ResumeRunner):
                 text, thread_id, autonomous, subagent, history, forced=forced
             )
         except asyncio.CancelledError:
-            await asyncio.shield(self._interrupted(thread_id))
+            await self._settle(self._interrupted(thread_id))
             raise
         except Exception as exc:
             error, kind = await self._failed(thread_id, exc)

@@ -496,22 +496,24 @@ async def test_a_long_stream_shows_its_newest_rows_and_page_up_shows_them_all(ri
         assert any("row 199" in row for row in _conversation(app))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pgup in the prompt scrolls the stream (app/runs.py on_prompt_input_page: "
-    "scroll_page_up) without StepStream._stop_following: the view keeps following and "
-    "the live box keeps its tail, so the first rows cannot be reached from the prompt",
-)
 async def test_pgup_from_the_prompt_stops_following_mid_stream(rig: Rig) -> None:
+    """pgup in the prompt is pgup in the panel: the view stops following and the live box
+    opens (it only scrolled, and the box kept its tail, before 5a07b60)."""
     reply = long_step_flow(rig.brain)
     app = rig.app()
     async with app.run_test(size=(120, 40)) as pilot:
         text = await _held_mid_stream(app, pilot, reply)
+        stream = app.main.stream
         assert app.focused is app.prompt and text.tail_rows is not None
         await pilot.press("pageup")
-        try:
-            await until(lambda: text.tail_rows is None, pilot, timeout=3)
-            assert not app.main.stream.follow
-        finally:
-            reply.release.set()
-            await settle(app, pilot)
+        await until(lambda: text.tail_rows is None, pilot, timeout=5)
+        assert not stream.follow and app.focused is app.prompt
+        await until(lambda: text.size.height == text.line_count, pilot, timeout=5)
+        stream.scroll_home(animate=False)
+        await until(lambda: any("row 000" in row for row in _conversation(app)), pilot)
+        reply.release.set()
+        await settle(app, pilot)
+        assert not stream.follow  # the end of the run does not take the view back
+        await send(app, pilot, "/goal Another one")  # sending something follows again
+        await settle(app, pilot)
+        assert stream.follow

@@ -237,3 +237,28 @@ def test_widgets_declare_their_bindings_and_the_keymap_gathers_them() -> None:
     ]
     ids = [b.id for _, bindings in scopes() for b in bindings]
     assert len(ids) == len(set(ids)) == len(all_ids())
+
+
+async def test_goal_details_show_an_answer_once() -> None:
+    """A completed goal's findings are its answer: the dialog shows it once."""
+    from textual.app import App
+    from textual.widgets import Static
+
+    from soothe.app.screens.goals import GoalDetailDialog
+    from soothe.engine.views import GoalView
+
+    answer = "The README describes a kettle."
+    goal = GoalView(id="G1", description="Summarise", status="completed", findings=answer)
+
+    def shown(dialog: GoalDetailDialog) -> str:
+        return "\n".join(str(s.render()) for s in dialog.query(Static))
+
+    async with App().run_test() as pilot:
+        dialog = GoalDetailDialog(goal, answer=answer)
+        await pilot.app.push_screen(dialog)
+        await pilot.pause()
+        assert shown(dialog).count(answer) == 1
+        other = GoalDetailDialog(goal.model_copy(update={"findings": "2 files"}), answer=answer)
+        await pilot.app.push_screen(other)
+        await pilot.pause()
+        assert "2 files" in shown(other) and shown(other).count(answer) == 1

@@ -132,7 +132,8 @@ class GoalDetailDialog(ModalScreen[None]):
                 icon = status_icon(step.status, None, step=True)
                 after = f"  (after {', '.join(step.dependencies)})" if step.dependencies else ""
                 parts.append(f"  {icon} {step.id}  {step.description}{after}\n")
-        if goal.findings:
+        if goal.findings and goal.findings.strip() != self.answer.strip():
+            # the completed goal's findings are its answer: shown once, below
             parts += [("\nfindings\n", "$text-muted"), goal.findings + "\n"]
         if goal.error:
             parts += [("\nerror\n", "$error"), goal.error + "\n"]

@@ -262,3 +262,17 @@ async def test_goal_details_show_an_answer_once() -> None:
         await pilot.app.push_screen(other)
         await pilot.pause()
         assert "2 files" in shown(other) and shown(other).count(answer) == 1
+
+
+def test_a_batch_is_split_after_its_last_token() -> None:
+    """The streamed tokens are painted before what ends the step (each a layout)."""
+    from soothe.app.handler import tokens_first
+    from soothe.engine import events as ev
+
+    tok = [ev.StepToken(text=t, goal_id="G1", step_id="S1") for t in ("a", "b")]
+    done = ev.StepCompleted(goal_id="G1", step_id="S1")
+    started = ev.StepStarted(goal_id="G1", step_id="S2", description="next")
+    assert tokens_first([tok[0], started, tok[1], done]) == ([tok[0], started, tok[1]], [done])
+    assert tokens_first([tok[0], tok[1]]) == ([tok[0], tok[1]], [])
+    assert tokens_first([started, done]) == ([started, done], [])
+    assert tokens_first([]) == ([], [])

@@ -1,9 +1,10 @@
 """The EventHandler: engine events -> the view model -> the widgets, in batches.
 
 It subscribes to the bus once, drains it at ~20 Hz and feeds each batch to the one view
-model (``soothe.app.view_state.ViewState``) inside one ``batch_update``; the view model
-reaches the widgets only through ``AppPort`` (its ``ViewPort``). A bad event is logged
-and shown, never allowed to stop the pump.
+model (``soothe.app.view_state.ViewState``) inside one ``batch_update`` (a batch's
+streamed tokens first, in their own frame: ``tokens_first``); the view model reaches the
+widgets only through ``AppPort`` (its ``ViewPort``). A bad event is logged and shown,
+never allowed to stop the pump.
 """
 
 from __future__ import annotations
@@ -35,6 +36,16 @@ PAGE_RECORDS = 200
 FOLLOW_QUIET_S = 4.0
 """A new run or an activated goal takes the middle panel unless the user scrolled or
 selected something this recently."""
+
+
+def tokens_first(batch: list[ev.EventBase]) -> tuple[list[ev.EventBase], list[ev.EventBase]]:
+    """Split a batch after its last streamed token: the tokens are painted in one frame,
+    what follows them (a step that ended, its evidence, the goal's answer: each a layout
+    of the screen) in the next, so the last tokens are not held back by that layout."""
+    for index in range(len(batch) - 1, -1, -1):
+        if isinstance(batch[index], ev.StepToken):
+            return batch[: index + 1], batch[index + 1 :]
+    return batch, []
 
 
 class AppPort:
@@ -204,9 +215,14 @@ class EventHandler:
                 self._applying = True  # events are waiting for us: not idle
                 await asyncio.sleep(wait)
             began = loop.time()
-            self.apply([first, *sub.drain()])
+            tokens, rest = tokens_first([first, *sub.drain()])
+            self.apply(tokens)
             self._applying = True
             await self._repainted()
+            if rest:
+                self.apply(rest)
+                self._applying = True
+                await self._repainted()
             last = loop.time()
             # The run and the screen share this loop: a batch's layout and paint (0.1 s
             # and more on a full screen) must not starve the engine that makes the next

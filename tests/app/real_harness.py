@@ -233,6 +233,19 @@ def readme_flow(brain: Brain, *, final: str = "Soothe is a terminal workbench.")
     brain.add("complete", final)
 
 
+def long_step_flow(brain: Brain, rows: int, held_at: int) -> Pause:
+    """One goal, one step that streams ``rows`` rows ("row 000" ...), one chunk per row;
+    the reply stops after ``held_at`` rows until released (text longer than a live box)."""
+    brain.add("Classification", classify("simple"))
+    brain.add("PlanGeneration", plan(step("S-01", "Write many rows")))
+    lines = [f"row {i:03d}\n" for i in range(rows)]
+    reply = Pause(text="".join(lines), stream_chunks=lines, after=held_at)
+    brain.step("S-01", reply)
+    brain.add("StatusAssessment", assess("done", progress="complete"))
+    brain.add("complete", "The rows are written.")
+    return reply
+
+
 def parallel_flow(brain: Brain) -> tuple[Pause, Pause]:
     """One goal, two independent steps that stream at the same time; each stops after a
     few words until released. S-01 calls a tool first."""

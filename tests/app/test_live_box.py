@@ -7,7 +7,9 @@ are on state (``until``, ``settle``, a `Pause` that holds the reply), never a sl
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -26,19 +28,15 @@ from soothe.widgets.transcript import CardStatus, StepCard, ToolRun, Transcript
 from tests.app.real_harness import (
     Pause,
     Rig,
-    assess,
-    classify,
+    long_step_flow,
     panel,
-    plan,
     ready,
     screen_text,
     send,
     settle,
-    step,
     until,
     wait_event,
 )
-from tests.fakes.brain import Brain
 
 # --- StreamText in tail mode -------------------------------------------------------------
 
@@ -205,6 +203,17 @@ async def _shown_card(app: Stream, pilot: Pilot[Any], card: StepCard) -> StepCar
     return view
 
 
+@contextlib.asynccontextmanager
+async def _live_card(
+    status: CardStatus = "active",
+) -> AsyncIterator[tuple[Stream, Pilot[Any], StepCard, StepCardView]]:
+    """A 60x30 app whose stream shows one card (``_card(status)``), mounted."""
+    app = Stream()
+    async with app.run_test(size=(60, 30)) as pilot:
+        card = _card(status)
+        yield app, pilot, card, await _shown_card(app, pilot, card)
+
+
 async def _touch(app: Stream, pilot: Pilot[Any], card: StepCard) -> None:
     """What the handler does after a batch changed ``card``: touch it, then paint."""
     app.query_one(StepStream).touch([card])
@@ -216,10 +225,7 @@ def _tool(call_id: str = "c1") -> ToolRun:
 
 
 async def test_a_running_card_ends_with_the_waiting_box_and_the_text_fills_it() -> None:
-    app = Stream()
-    async with app.run_test(size=(60, 30)) as pilot:
-        card = _card()
-        view = await _shown_card(app, pilot, card)
+    async with _live_card() as (app, pilot, card, view):
         rows = view.live_rows
         assert rows is not None
         assert _layout(view) == ["header", f"waiting/{rows}", "detail"]
@@ -240,10 +246,7 @@ async def test_a_running_card_ends_with_the_waiting_box_and_the_text_fills_it() 
 
 
 async def test_a_tool_call_before_the_text_stays_above_it() -> None:
-    app = Stream()
-    async with app.run_test(size=(60, 30)) as pilot:
-        card = _card()
-        view = await _shown_card(app, pilot, card)
+    async with _live_card() as (app, pilot, card, view):
         rows = view.live_rows
         card.add_tool(_tool())
         await _touch(app, pilot, card)
@@ -266,10 +269,7 @@ async def test_a_tool_call_before_the_text_stays_above_it() -> None:
 
 async def test_a_tool_call_and_text_in_one_batch_keep_their_order() -> None:
     """Bug 1: the tool call and the text that fills the box arrive in the same sync."""
-    app = Stream()
-    async with app.run_test(size=(60, 30)) as pilot:
-        card = _card()
-        view = await _shown_card(app, pilot, card)
+    async with _live_card() as (app, pilot, card, view):
         rows = view.live_rows
         box = view.query_one(StreamText)
         card.add_tool(_tool())
@@ -312,10 +312,7 @@ async def test_a_new_running_card_touched_into_a_following_stream_gets_its_box()
 
 
 async def test_a_finished_card_shows_its_whole_text_after_one_more_frame() -> None:
-    app = Stream()
-    async with app.run_test(size=(60, 30)) as pilot:
-        card = _card()
-        view = await _shown_card(app, pilot, card)
+    async with _live_card() as (app, pilot, card, view):
         rows = view.live_rows
         assert rows is not None
         card.add_text(_lines(rows + 20))
@@ -336,10 +333,7 @@ async def test_a_finished_card_shows_its_whole_text_after_one_more_frame() -> No
 
 
 async def test_a_finished_card_without_text_drops_its_waiting_box() -> None:
-    app = Stream()
-    async with app.run_test(size=(60, 30)) as pilot:
-        card = _card()
-        view = await _shown_card(app, pilot, card)
+    async with _live_card() as (app, pilot, card, view):
         card.add_tool(_tool())
         await _touch(app, pilot, card)
         assert "waiting" in _layout(view)[2]
@@ -351,10 +345,7 @@ async def test_a_finished_card_without_text_drops_its_waiting_box() -> None:
 
 
 async def test_an_answer_card_shows_the_rendered_answer_and_no_box() -> None:
-    app = Stream()
-    async with app.run_test(size=(60, 30)) as pilot:
-        card = _card()
-        view = await _shown_card(app, pilot, card)
+    async with _live_card() as (app, pilot, card, view):
         rows = view.live_rows
         card.add_text("The **answer** is 4.")
         card.add_tool(_tool())  # a tool call after the text: the box waits below it
@@ -415,19 +406,6 @@ ROWS = 200
 HELD_AT = 150
 
 
-def long_step_flow(brain: Brain) -> Pause:
-    """One goal, one step that streams ROWS rows ("row 000" ...), one chunk per row; the
-    reply stops after HELD_AT rows until released."""
-    brain.add("Classification", classify("simple"))
-    brain.add("PlanGeneration", plan(step("S-01", "Write two hundred rows")))
-    rows = [f"row {i:03d}\n" for i in range(ROWS)]
-    reply = Pause(text="".join(rows), stream_chunks=rows, after=HELD_AT)
-    brain.step("S-01", reply)
-    brain.add("StatusAssessment", assess("done", progress="complete"))
-    brain.add("complete", "Two hundred rows are written.")
-    return reply
-
-
 def _live_text(app: SootheApp) -> StreamText:
     view = app.main.stream.query_one(StepCardView)
     texts = list(view.query(StreamText))
@@ -453,7 +431,7 @@ async def _held_mid_stream(app: SootheApp, pilot: Pilot[Any], reply: Pause) -> S
 
 
 async def test_a_long_stream_shows_its_newest_rows_and_page_up_shows_them_all(rig: Rig) -> None:
-    reply = long_step_flow(rig.brain)
+    reply = long_step_flow(rig.brain, ROWS, HELD_AT)
     app = rig.app()
     async with app.run_test(size=(120, 40)) as pilot:
         text = await _held_mid_stream(app, pilot, reply)
@@ -499,7 +477,7 @@ async def test_a_long_stream_shows_its_newest_rows_and_page_up_shows_them_all(ri
 async def test_pgup_from_the_prompt_stops_following_mid_stream(rig: Rig) -> None:
     """pgup in the prompt is pgup in the panel: the view stops following and the live box
     opens (it only scrolled, and the box kept its tail, before 5a07b60)."""
-    reply = long_step_flow(rig.brain)
+    reply = long_step_flow(rig.brain, ROWS, HELD_AT)
     app = rig.app()
     async with app.run_test(size=(120, 40)) as pilot:
         text = await _held_mid_stream(app, pilot, reply)

@@ -33,6 +33,7 @@ from tests.app.real_harness import (
     Rig,
     assess,
     classify,
+    long_step_flow,
     plan,
     ready,
     send,
@@ -95,18 +96,6 @@ ROWS = 120
 HELD_AT = 80
 
 
-def long_step(brain: Brain) -> Pause:
-    """One goal, one step streaming ROWS rows, held after HELD_AT of them."""
-    brain.add("Classification", classify("simple"))
-    brain.add("PlanGeneration", plan(step("S-01", "Write many rows")))
-    rows = [f"line {i:03d}\n" for i in range(ROWS)]
-    reply = Pause(text="".join(rows), stream_chunks=rows, after=HELD_AT)
-    brain.step("S-01", reply)
-    brain.add("StatusAssessment", assess("done", progress="complete"))
-    brain.add("complete", "The rows are written.")
-    return reply
-
-
 def live_texts(app: SootheApp) -> list[StreamText]:
     return [t for view in app.main.stream.query(StepCardView) for t in view.query(StreamText)]
 
@@ -125,7 +114,7 @@ async def held_long_step(app: SootheApp, pilot: Pilot[Any], reply: Pause) -> Str
 async def test_pgup_from_the_prompt_mid_stream_stops_following_and_opens_the_box(
     rig: Rig,
 ) -> None:
-    reply = long_step(rig.brain)
+    reply = long_step_flow(rig.brain, ROWS, HELD_AT)
     app = rig.app()
     async with app.run_test(size=(120, 40)) as pilot:
         try:

@@ -372,11 +372,11 @@ async def test_the_pump_survives_a_widget_that_fails_in_flush(
         real = StepCardView.set_live
         failures: list[StepCardView] = []
 
-        def fails_once(self: StepCardView, rows: int | None) -> None:
+        def fails_once(self: StepCardView, rows: int | None, *, held: bool = False) -> None:
             if not failures:
                 failures.append(self)
                 raise RuntimeError("the card could not take its live rows")
-            real(self, rows)
+            real(self, rows, held=held)
 
         monkeypatch.setattr(StepCardView, "set_live", fails_once)
         bus = app.require_session().bus
@@ -495,3 +495,43 @@ async def test_pgup_from_the_prompt_stops_following_mid_stream(rig: Rig) -> None
         await send(app, pilot, "/goal Another one")  # sending something follows again
         await settle(app, pilot)
         assert stream.follow
+
+
+async def test_a_step_that_ends_while_another_streams_keeps_its_box_until_both_end() -> None:
+    """Laying out a finished step's whole text while another still streams would move
+    the screen under it: the finished card keeps its box until no step in the view runs."""
+    app = Stream()
+    async with app.run_test(size=(60, 30)) as pilot:
+        stream = app.query_one(StepStream)
+        transcript = Transcript("conversation", "Conversation")
+        first = StepCard("G1", "S-01", "Write rows")
+        second = StepCard("G1", "S-02", "Write more rows")
+        for card in (first, second):
+            transcript.add(card)
+            card.add_text(_lines(40))
+        stream.show(transcript)
+        await pilot.pause()
+        stream.touch([first, second])
+        await pilot.pause()
+        views = {view.card.step_id: view for view in stream.query(StepCardView)}
+        rows = views["S-01"].live_rows
+        assert rows is not None and rows == views["S-02"].live_rows
+
+        first.status = "completed"
+        first.version += 1
+        stream.touch([first])
+        for _ in range(3):
+            await pilot.pause()
+        text = views["S-01"].query_one(StreamText)
+        assert views["S-01"].held and text.tail_rows == rows  # still its box
+        assert views["S-02"].live_rows == rows  # the other's box did not change
+
+        second.status = "completed"
+        second.version += 1
+        stream.touch([second])
+        for _ in range(3):
+            await pilot.pause()
+        for view in views.values():
+            (text,) = view.query(StreamText)
+            assert not view.held and text.tail_rows is None
+            assert text.size.height == text.line_count == 40

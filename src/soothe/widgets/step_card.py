@@ -89,6 +89,7 @@ class StepCardView(Vertical):
         self._detail_text: str | None = None
         self.live_rows: int | None = None
         """Rows of text shown while the step runs (None: all of them)."""
+        self.held = False
         self._box: StreamText | None = None
         """The live box waiting for the step's next text (mounted at the end of the card
         while it runs: the text, when it comes, fills it without a layout)."""
@@ -97,11 +98,21 @@ class StepCardView(Vertical):
     def running(self) -> bool:
         return self.card.status == "active"
 
-    def set_live(self, rows: int | None) -> None:
-        """Show at most ``rows`` rows of text while the step runs (None: all)."""
-        if rows == self.live_rows:
+    @property
+    def boxed(self) -> bool:
+        """Its text is shown in a live box (it runs, or it ended and is held)."""
+        return any(
+            w.tail_rows is not None for w in self._parts.values() if isinstance(w, StreamText)
+        )
+
+    def set_live(self, rows: int | None, *, held: bool = False) -> None:
+        """Show at most ``rows`` rows of text while the step runs (None: all). ``held``:
+        the step has ended but other steps in the view still stream, so its box stays as
+        it is (laying out its whole text now would move the screen under them)."""
+        if rows == self.live_rows and held == self.held:
             return
         self.live_rows = rows
+        self.held = held
         self._apply_tail()
 
     def _apply_tail(self, *, now: bool = False) -> None:
@@ -109,7 +120,7 @@ class StepCardView(Vertical):
 
         When the step has ended, the box keeps its rows for one more frame, so the last
         tokens are painted before the whole text is laid out."""
-        rows = self.live_rows if self.running else None
+        rows = self.live_rows if self.running or self.held else None
         last = self.card.parts[-1] if self.card.parts else None
         texts = [(p, w) for p, w in self._parts.items() if isinstance(w, StreamText)]
         if rows is None and not now and any(w.tail_rows is not None for _, w in texts):

@@ -192,10 +192,18 @@ class StepStream(VerticalScroll):
         return max(LIVE_MIN_ROWS, min(LIVE_MAX_ROWS, per_card))
 
     def _update_live(self) -> None:
-        cards = [w for w in self._blocks.values() if isinstance(w, StepCardView) and w.running]
-        rows = self.live_rows(len(cards))
+        """Give the running cards their live rows. A card whose step ended while others
+        still stream keeps its box (held) until none runs: then all of them show their
+        whole text at once, in one layout instead of one per step as each ends."""
+        cards = [w for w in self._blocks.values() if isinstance(w, StepCardView)]
+        running = any(card.running for card in cards)
+        boxed = [card for card in cards if card.running or (running and card.boxed)]
+        rows = self.live_rows(len(boxed))
         for card in cards:
-            card.set_live(rows)
+            if card.running:
+                card.set_live(rows)
+            elif card.boxed or card.held:
+                card.set_live(rows if running else None, held=running and rows is not None)
 
     def _stop_following(self) -> None:
         """The user scrolled up to read: live cards show all their text from now on."""

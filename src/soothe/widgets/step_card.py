@@ -120,15 +120,21 @@ class StepCardView(Vertical):
 
         When the step has ended, the box keeps its rows for one more frame, so the last
         tokens are painted before the whole text is laid out."""
-        rows = self.live_rows if self.running or self.held else None
-        last = self.card.parts[-1] if self.card.parts else None
-        texts = [(p, w) for p, w in self._parts.items() if isinstance(w, StreamText)]
-        if rows is None and not now and any(w.tail_rows is not None for _, w in texts):
+        live = self.running or self.held
+        if not live and not now and self.boxed:
             self.call_after_refresh(self._apply_tail, now=True)
             return
-        for part, widget in texts:
-            widget.set_tail(rows if last is not None and part == id(last) else None)
+        for part in self.card.parts:
+            widget = self._parts.get(id(part))
+            if isinstance(widget, StreamText):
+                widget.set_tail(self._tail_for(part))
         self._place_box()
+
+    def _tail_for(self, part: TextRun | ToolRun) -> int | None:
+        """The rows ``part``'s text shows: the live rows for the newest part of a card
+        that runs (or is held), every row for any other."""
+        newest = self.card.parts[-1] if self.card.parts else None
+        return self.live_rows if (self.running or self.held) and part is newest else None
 
     def _wants_box(self) -> bool:
         last = self.card.parts[-1] if self.card.parts else None
@@ -169,8 +175,7 @@ class StepCardView(Vertical):
         if isinstance(part, TextRun):
             widget = StreamText(part.text, max_lines=STREAM_MAX_LINES)
             widget.seen = part.total
-            if self.running and self.card.parts and self.card.parts[-1] is part:
-                widget.set_tail(self.live_rows)
+            widget.set_tail(self._tail_for(part))  # in its first layout
         else:
             widget = ToolCallBlock(part)
         self._parts[id(part)] = widget

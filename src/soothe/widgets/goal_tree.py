@@ -14,7 +14,10 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
+from textual.css.styles import RenderStyles
+from textual.geometry import Region
 from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -131,6 +134,10 @@ class GoalTree(Tree[NodeRef], inherit_bindings=False):
             self.ref = ref
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        self._component_cache: dict[tuple[str, ...], tuple[tuple[int, ...], RenderStyles]] = {}
+        self._label_styles: dict[str, Style] = {}
+        self._frame_style: Style | None = None
+        self._labels_width = 0
         super().__init__("goals", data=NodeRef("root"), id=id, classes=classes)
         self.show_root = False
         self.guide_depth = 2
@@ -269,7 +276,32 @@ class GoalTree(Tree[NodeRef], inherit_bindings=False):
             parent = parent.parent
         return depth
 
+    def get_component_styles(self, *names: str) -> RenderStyles:
+        """Textual merges a fresh copy of the component's styles on every call, and a tree
+        line (drawn again at each spinner turn) asks for several: keep each merge until the
+        stylesheet replaces the component's styles (a theme change, a CSS update)."""
+        sources = tuple(id(self._component_styles.get(name)) for name in names)
+        cached = self._component_cache.get(names)
+        if cached is not None and cached[0] == sources:
+            return cached[1]
+        styles = super().get_component_styles(*names)
+        self._component_cache[names] = (sources, styles)
+        return styles
+
+    def notify_style_update(self) -> None:
+        self._component_cache.clear()
+        self._label_styles.clear()
+        super().notify_style_update()
+
     def _style(self, name: str) -> Style:
+        style = self._label_styles.get(name)
+        if style is None:
+            style = self._label_style(name)
+            if style:  # not the null style of a widget the stylesheet has not reached yet
+                self._label_styles[name] = style
+        return style
+
+    def _label_style(self, name: str) -> Style:
         component = f"goal-tree--{name}"
         try:
             style = self.get_component_rich_style(component, partial=True)
@@ -284,6 +316,23 @@ class GoalTree(Tree[NodeRef], inherit_bindings=False):
                 color = background.get_contrast_text(color.a)
             style += Style(color=(background + color).rich_color)
         return style
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # Tree.render_line reads ``rich_style`` (a walk over every ancestor's styles) for
+        # each line: take it once per frame, as StreamText does.
+        self._frame_style = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame_style = None
+
+    def render_line(self, y: int) -> Strip:
+        if self._frame_style is None:
+            return super().render_line(y)
+        scroll_x, scroll_y = self.scroll_offset
+        return self._render_line(
+            y + scroll_y, scroll_x, scroll_x + self.size.width, self._frame_style
+        )
 
     def render_label(self, node: TreeNode[NodeRef], base_style: Style, style: Style) -> Text:
         ref = node.data or NodeRef("root")
@@ -353,7 +402,15 @@ class GoalTree(Tree[NodeRef], inherit_bindings=False):
         )
 
     def on_resize(self, event: events.Resize) -> None:
-        self._invalidate()
+        """Labels are fitted to the width: draw them again when it changes. Tree's own
+        handler (replaced here) also lays out the screen at every Resize, and the tree
+        gets one whenever a node is added (its virtual size grew): a second layout of a
+        streaming screen at each step start."""
+        event.prevent_default()
+        self._line_cache.grow(event.size.height)
+        if event.size.width != self._labels_width:
+            self._labels_width = event.size.width
+            self._invalidate()
 
     # -- keys ------------------------------------------------------------------------------
 

@@ -16,8 +16,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.widget import Widget
-from textual.widgets import Static
 
+from soothe.widgets.sized import Line, PlacedOnce
 from soothe.widgets.stream_text import StreamText
 from soothe.widgets.tool_call import ToolCallBlock
 from soothe.widgets.transcript import StepCard, TextRun, ToolRun
@@ -59,7 +59,7 @@ def card_header(card: StepCard) -> Content:
     )
 
 
-class StepCardView(Vertical):
+class StepCardView(PlacedOnce, Vertical):
     DEFAULT_CSS = """
     StepCardView {
         height: auto;
@@ -81,8 +81,8 @@ class StepCardView(Vertical):
         super().__init__()
         self.card = card
         self.seen_version = -1
-        self._header = Static(classes="card-header")
-        self._detail = Static(classes="card-detail")
+        self._header = Line(classes="card-header")
+        self._detail = Line(classes="card-detail")
         self._parts: dict[int, Widget] = {}
         self._rendered = False
         self._header_shape: tuple[int, int] | None = None

@@ -22,6 +22,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from soothe.widgets import textual_fixes
+from soothe.widgets.sized import Line
 from soothe.widgets.step_card import StepCardView
 from soothe.widgets.stream_text import StreamText
 from soothe.widgets.tool_call import ToolCallBlock
@@ -231,11 +232,13 @@ class StepStream(VerticalScroll):
     ) -> bool:
         # Content mounted in a batch grows the virtual size only at the next layout, which
         # on a busy machine comes after the scroll that touch() asked for: follow it here
-        # too. (Textual's private hook; textual is pinned exactly.)
+        # too. (Textual's private hook; textual is pinned exactly.) The layout that gave
+        # the new virtual size has placed the content: no second one for it (as
+        # PlacedOnce; a scrollbar that appears or goes still asks for one).
         grew = virtual_size.height > self.virtual_size.height
         if virtual_size.height != self.virtual_size.height:
             self._hold_follow = False  # the uncapped cards are placed
-        changed = super()._size_updated(size, virtual_size, container_size, layout)
+        changed = super()._size_updated(size, virtual_size, container_size, layout=False)
         if grew and self.follow and not self._block_has_focus():
             self.scroll_end(animate=False)
         return changed
@@ -305,7 +308,7 @@ class StepStream(VerticalScroll):
         block: Widget
         if isinstance(segment, Note):
             icon = NOTE_ICONS.get(segment.kind, "")
-            block = Static(Content(icon + segment.text), classes=f"note -{segment.kind}")
+            block = Line(Content(icon + segment.text), classes=f"note -{segment.kind}")
         elif isinstance(segment, StepCard):
             block = StepCardView(segment)
         elif isinstance(segment, ToolRun):

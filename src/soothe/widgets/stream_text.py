@@ -20,6 +20,7 @@ from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 
+from soothe.widgets.sized import PlacedOnce
 from soothe.widgets.wrap import clean, wrap_line
 
 STRIP_CACHE = 400
@@ -29,7 +30,7 @@ TAIL_STEP = 8
 """A live box grows by this many rows at a time (each growth is a layout of the screen)."""
 
 
-class StreamText(Widget):
+class StreamText(PlacedOnce, Widget):
     DEFAULT_CSS = """
     StreamText {
         height: auto;

@@ -1,0 +1,130 @@
+"""Layouts of the screen while steps stream: each is a 20-40 ms frame that a key or a token
+arriving meanwhile waits for, so the widgets that cause them are counted here.
+
+The real widgets in a tiny App; a layout is one call of the screen's ``_refresh_layout``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from rich.style import Style
+from textual.app import App, ComposeResult
+from textual.pilot import Pilot
+from textual.screen import Screen
+from textual.widget import Widget
+
+from soothe.engine.views import GoalView, StepView
+from soothe.widgets.goal_tree import GoalTree
+from soothe.widgets.step_card import StepCardView
+from soothe.widgets.stream_text import TAIL_STEP, StreamText
+from soothe.widgets.transcript import StepCard
+
+
+class One(App[None]):
+    def __init__(self, widget: Widget) -> None:
+        super().__init__()
+        self.widget = widget
+
+    def compose(self) -> ComposeResult:
+        yield self.widget
+
+
+@pytest.fixture
+def layouts(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """One entry per layout of any screen from now on."""
+    calls: list[float] = []
+    real = Screen._refresh_layout
+
+    def counted(self: Screen[Any], *args: Any, **kwargs: Any) -> None:
+        calls.append(0.0)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Screen, "_refresh_layout", counted)
+    return calls
+
+
+async def _quiet(pilot: Pilot[Any]) -> None:
+    """Every frame asked for so far, and the ones those ask for, are done."""
+    for _ in range(4):
+        await pilot.pause()
+
+
+async def test_a_live_box_that_grows_is_one_layout(layouts: list[float]) -> None:
+    text = StreamText()
+    text.set_tail(20)
+    app = One(text)
+    async with app.run_test(size=(40, 30)) as pilot:
+        text.append("".join(f"r{i}\n" for i in range(TAIL_STEP - 1)))
+        await _quiet(pilot)
+        layouts.clear()
+        text.append("r8\nr9\n")  # past the first step: the box grows
+        await _quiet(pilot)
+        assert text.size.height == 2 * TAIL_STEP
+        assert len(layouts) == 1
+
+
+async def test_a_card_whose_text_grows_is_one_layout(layouts: list[float]) -> None:
+    card = StepCard("G1", "S-01", "write it")
+    view = StepCardView(card)
+    app = One(view)
+    async with app.run_test(size=(60, 30)) as pilot:
+        view.set_live(20)
+        card.add_text("".join(f"r{i}\n" for i in range(3)))
+        view.sync()
+        await _quiet(pilot)
+        layouts.clear()
+        card.add_text("".join(f"r{i}\n" for i in range(3, 12)))
+        view.sync()
+        await _quiet(pilot)
+        assert len(layouts) == 1
+
+
+def _goal(status: str = "active", steps: int = 1) -> GoalView:
+    return GoalView(
+        id="G1",
+        description="write two replies",
+        status=status,
+        steps=[
+            StepView(id=f"S-0{n}", description=f"part {n}", status=status)
+            for n in range(1, steps + 1)
+        ],
+    )
+
+
+async def test_a_step_added_to_the_tree_is_one_layout(layouts: list[float]) -> None:
+    tree = GoalTree()
+    tree.styles.height = "auto"  # as tall as its nodes: a new one resizes it
+    app = One(tree)
+    async with app.run_test(size=(40, 20)) as pilot:
+        tree.upsert_goal(_goal(steps=1))
+        await _quiet(pilot)
+        layouts.clear()
+        tree.upsert_goal(_goal(steps=2))  # its virtual size grows: Textual sends a Resize
+        await _quiet(pilot)
+        assert len(layouts) == 1
+
+
+def _icon_style(tree: GoalTree, y: int) -> Style:
+    strip = tree.render_line(y)
+    segment = next(s for s in strip if s.text.strip())
+    assert segment.style is not None
+    return segment.style
+
+
+async def test_tree_labels_follow_a_theme_change() -> None:
+    """The tree keeps its label styles between frames: a new theme replaces them."""
+    tree = GoalTree()
+    app = One(tree)
+    async with app.run_test(size=(40, 20)) as pilot:
+        app.theme = "textual-dark"
+        tree.upsert_goal(_goal(status="pending"))
+        await _quiet(pilot)
+        dark = _icon_style(tree, 1)
+        app.theme = "textual-light"
+        await _quiet(pilot)
+        light = _icon_style(tree, 1)
+        assert dark.color != light.color
+        fresh = GoalTree._label_style(tree, "pending")  # what an uncached lookup gives
+        assert light.color == fresh.color

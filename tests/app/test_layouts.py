@@ -18,7 +18,7 @@ from textual.widget import Widget
 from soothe.engine.views import GoalView, StepView
 from soothe.widgets.goal_tree import GoalTree
 from soothe.widgets.step_card import StepCardView
-from soothe.widgets.stream_text import TAIL_STEP, StreamText
+from soothe.widgets.stream_text import TAIL_FIRST, StreamText
 from soothe.widgets.transcript import StepCard
 
 
@@ -56,12 +56,12 @@ async def test_a_live_box_that_grows_is_one_layout(layouts: list[float]) -> None
     text.set_tail(20)
     app = One(text)
     async with app.run_test(size=(40, 30)) as pilot:
-        text.append("".join(f"r{i}\n" for i in range(TAIL_STEP - 1)))
+        text.append("".join(f"r{i}\n" for i in range(TAIL_FIRST - 1)))
         await _quiet(pilot)
         layouts.clear()
         text.append("r8\nr9\n")  # past the first step: the box grows
         await _quiet(pilot)
-        assert text.size.height == 2 * TAIL_STEP
+        assert text.size.height == 20  # opened to its tail
         assert len(layouts) == 1
 
 

@@ -22,7 +22,7 @@ from soothe.app.main import SootheApp
 from soothe.engine import events as ev
 from soothe.widgets.step_card import WAITING, StepCardView
 from soothe.widgets.step_stream import StepStream
-from soothe.widgets.stream_text import TAIL_STEP, StreamText
+from soothe.widgets.stream_text import TAIL_FIRST, StreamText
 from soothe.widgets.tool_call import ToolCallBlock
 from soothe.widgets.transcript import CardStatus, StepCard, ToolRun, Transcript
 from tests.app.real_harness import (
@@ -70,7 +70,7 @@ def _shown(widget: StreamText) -> list[str]:
     return [widget.render_line(y).text.rstrip() for y in range(widget.size.height)]
 
 
-async def test_a_tail_grows_in_steps_and_shows_the_newest_rows() -> None:
+async def test_a_tail_grows_once_and_shows_the_newest_rows() -> None:
     text = StreamText()
     text.set_tail(20)
     app = One(text)
@@ -80,8 +80,8 @@ async def test_a_tail_grows_in_steps_and_shows_the_newest_rows() -> None:
             text.append(f"r{count - 1:03d}\n")
             await pilot.pause()
             heights.append(text.size.height)
-        # 1-8 rows: 8 high; 9-16: 16; past that the tail (20), never more
-        assert heights == [TAIL_STEP] * 8 + [2 * TAIL_STEP] * 8 + [20] * 14
+        # 1-8 rows: 8 high; past that the tail (20), never more
+        assert heights == [TAIL_FIRST] * TAIL_FIRST + [20] * (30 - TAIL_FIRST)
         assert text.line_count == 30
         shown = _shown(text)
         # the first row counts the rows above the newest 19: r000 .. r010 are 11 rows
@@ -102,10 +102,10 @@ async def test_a_short_text_in_a_tail_has_no_hint_and_blank_rows_below() -> None
     app = One(text)
     async with app.run_test(size=(40, 30)) as pilot:
         await pilot.pause()
-        assert _shown(text) == [WAITING] + [""] * (TAIL_STEP - 1)
+        assert _shown(text) == [WAITING] + [""] * (TAIL_FIRST - 1)
         text.append(_lines(3))
         await pilot.pause()
-        assert _shown(text) == ["r000", "r001", "r002"] + [""] * (TAIL_STEP - 3)
+        assert _shown(text) == ["r000", "r001", "r002"] + [""] * (TAIL_FIRST - 3)
         text.append(_lines(6, 3))  # 9 rows: grows to 12 (the tail), still no hint
         await pilot.pause()
         assert _shown(text) == [f"r{i:03d}" for i in range(9)] + [""] * 3
@@ -123,7 +123,7 @@ async def test_a_short_text_in_a_tail_has_no_hint_and_blank_rows_below() -> None
         ]
 
 
-async def test_appending_to_a_full_box_is_no_layout_a_growth_past_a_step_is(
+async def test_appending_to_a_full_box_is_no_layout_opening_it_is(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     text = StreamText()
@@ -142,11 +142,12 @@ async def test_appending_to_a_full_box_is_no_layout_a_growth_past_a_step_is(
         monkeypatch.setattr(text, "refresh", spy)
         text.append(_lines(3, 5))  # 8 rows: still in the first step
         assert layouts == [False]
-        text.append(_lines(1, 8))  # the 9th row: the box grows to 16
+        text.append(_lines(1, 8))  # the 9th row: the box opens to the tail (20)
         assert layouts == [False, True]
         await pilot.pause()
-        text.append(_lines(20, 9))  # grows to the tail (20)
-        assert layouts[-1] is True
+        assert text.size.height == 20
+        text.append(_lines(20, 9))  # the box is full: its rows move up
+        assert layouts[-1] is False
         await pilot.pause()
         layouts.clear()
         for index in range(29, 60):  # full: every row is a repaint of the box
@@ -535,3 +536,29 @@ async def test_a_step_that_ends_while_another_streams_keeps_its_box_until_both_e
             (text,) = view.query(StreamText)
             assert not view.held and text.tail_rows is None
             assert text.size.height == text.line_count == 40
+
+
+async def test_when_one_running_box_opens_the_others_open_in_the_same_layout() -> None:
+    app = Stream()
+    async with app.run_test(size=(60, 40)) as pilot:
+        stream = app.query_one(StepStream)
+        transcript = Transcript("conversation", "Conversation")
+        first, second = _card(), StepCard("G1", "S-02", "Write more rows")
+        transcript.add(first)
+        transcript.add(second)
+        stream.show(transcript)
+        await pilot.pause()
+        views = list(stream.query(StepCardView))
+        rows = views[0].live_rows
+        assert rows is not None and rows > TAIL_FIRST  # two cards share 40 rows
+        second.add_text(_lines(2))
+        first.add_text(_lines(3))
+        stream.touch([first, second])
+        await pilot.pause()
+        boxes = [view.live_box for view in views]
+        assert all(box is not None and box.size.height == TAIL_FIRST for box in boxes)
+        first.add_text(_lines(TAIL_FIRST, 3))  # the first needs more rows; the second not yet
+        stream.touch([first])
+        await pilot.pause()
+        assert [box.size.height for box in boxes if box is not None] == [rows, rows]
+        assert _shown(boxes[1])[:2] == ["r000", "r001"]  # blank rows below its text

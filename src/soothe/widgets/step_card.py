@@ -81,11 +81,11 @@ class StepCardView(PlacedOnce, Vertical):
         super().__init__()
         self.card = card
         self.seen_version = -1
-        self._header = Line(classes="card-header")
+        self._header_content = card_header(card)
+        self._header = Line(self._header_content, classes="card-header")
         self._detail = Line(classes="card-detail")
         self._parts: dict[int, Widget] = {}
         self._rendered = False
-        self._header_shape: tuple[int, int] | None = None
         self._detail_text: str | None = None
         self.live_rows: int | None = None
         """Rows of text shown while the step runs (None: all of them)."""
@@ -104,6 +104,18 @@ class StepCardView(PlacedOnce, Vertical):
         return any(
             w.tail_rows is not None for w in self._parts.values() if isinstance(w, StreamText)
         )
+
+    @property
+    def live_box(self) -> StreamText | None:
+        """The StreamText shown as the live box (the step's newest text, or the box
+        waiting for it), if any."""
+        if self._box is not None:
+            return self._box
+        newest = self.card.parts[-1] if self.card.parts else None
+        widget = self._parts.get(id(newest)) if newest is not None else None
+        if isinstance(widget, StreamText) and widget.tail_rows is not None:
+            return widget
+        return None
 
     def set_live(self, rows: int | None, *, held: bool = False) -> None:
         """Show at most ``rows`` rows of text while the step runs (None: all). ``held``:
@@ -226,12 +238,14 @@ class StepCardView(PlacedOnce, Vertical):
 
     def _update_header(self, header: Content) -> None:
         """A new header (each batch turns the spinner and counts the tokens): no layout of
-        the screen while it takes as many rows as the one before at the same width."""
+        the screen while it takes as many rows as it has now."""
+        old = self._header_content
+        if header.plain == old.plain and header.spans == old.spans:  # Content's == is text only
+            return
+        self._header_content = header
         widget = self._header
         width = widget.size.width
-        shape = (width, header.get_height(widget.styles, width)) if width else None  # type: ignore[arg-type]  # as Textual does
-        same = shape is not None and shape == self._header_shape
-        self._header_shape = shape
+        same = bool(width) and header.get_height(widget.styles, width) == widget.size.height  # type: ignore[arg-type]  # as Textual does
         widget.update(header, layout=not same)
 
     def _render_answer(self) -> None:

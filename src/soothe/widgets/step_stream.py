@@ -205,6 +205,13 @@ class StepStream(VerticalScroll):
                 card.set_live(rows)
             elif card.boxed or card.held:
                 card.set_live(rows if running else None, held=running and rows is not None)
+        # when one running box opens to its whole height, the others open with it: the
+        # boxes grow in one layout, not one each as their text comes to need it
+        boxes = [card.live_box for card in cards if card.running]
+        if any(box is not None and box.opened for box in boxes):
+            for box in boxes:
+                if box is not None:
+                    box.open_tail()
 
     def _stop_following(self) -> None:
         """The user scrolled up to read: live cards show all their text from now on."""

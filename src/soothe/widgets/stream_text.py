@@ -6,9 +6,10 @@ instead of re-rendering everything (Static.update) or never wrapping (Log). Rows
 
 ``set_tail(n)`` makes the widget a live box of at most ``n`` rows showing the newest
 rows (the first says how many are above once they do not fit), the way a running step's
-card shows its output. The box grows in steps of TAIL_STEP rows, so while the text
-streams a new row is a repaint of the box, not a layout of the screen and a scroll of
-everything in it; only every TAIL_STEP-th row, until the box is full, is a layout.
+card shows its output. The box is TAIL_FIRST rows high until its text needs more, then
+``n`` (``open_tail`` opens it before that): while the text streams a new row is a repaint
+of the box, not a layout of the screen and a scroll of everything in it. Only the row
+that opens the box is a layout.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from soothe.widgets.wrap import clean, wrap_line
 STRIP_CACHE = 400
 """Drawn rows kept per widget (a screen shows ~40; a scroll back draws others again)."""
 HINT_STYLE = Style(dim=True, italic=True)
-TAIL_STEP = 8
-"""A live box grows by this many rows at a time (each growth is a layout of the screen)."""
+TAIL_FIRST = 8
+"""A live box is this many rows high until its text needs more: a short reply leaves few
+blank rows below it, and a long one makes the box grow once (a layout of the screen)."""
 
 
 class StreamText(PlacedOnce, Widget):
@@ -62,6 +64,7 @@ class StreamText(PlacedOnce, Widget):
         """Finished rows drawn (they never change until a rewrap or a trim)."""
         self._strips_for: tuple[int, Style] | None = None
         self._tail_rows: int | None = None
+        self._opened = False
         self._frame_style: Style | None = None
         self.placeholder = placeholder
         """Shown, dim, while there is no text."""
@@ -85,13 +88,28 @@ class StreamText(PlacedOnce, Widget):
 
     @property
     def shown_count(self) -> int:
-        """Rows the widget is high: every row; or, with a tail, the rows grown in steps of
-        TAIL_STEP up to the tail (blank below the text until it fills them), so the
-        height changes a few times while the text streams, not at every row."""
+        """Rows the widget is high: every row; or, with a tail, TAIL_FIRST rows until the
+        text needs more (or the box was opened), then the tail (blank below the text until
+        it fills them), so the height changes once while the text streams."""
         tail = self._tail_rows
         if tail is None:
             return self.line_count
-        return min(tail, -(-max(1, self.line_count) // TAIL_STEP) * TAIL_STEP)
+        return tail if self.opened else min(tail, TAIL_FIRST)
+
+    @property
+    def opened(self) -> bool:
+        """The box is as high as its tail (its text needed more than TAIL_FIRST rows)."""
+        return self._opened or self.line_count > TAIL_FIRST
+
+    def open_tail(self) -> None:
+        """Be as high as the tail now (the other live boxes in view opened: they grow in
+        the same layout)."""
+        if self._opened:
+            return
+        before = self.shown_count
+        self._opened = True
+        if self.shown_count != before:
+            self.refresh(layout=True)
 
     def _offset(self) -> int:
         """The index of the row the widget's row 0 stands for (the hint, in a full box)."""

@@ -20,6 +20,16 @@ from soothe.widgets.goal_tree import GoalTree
 from soothe.widgets.step_card import StepCardView
 from soothe.widgets.stream_text import TAIL_FIRST, StreamText
 from soothe.widgets.transcript import StepCard
+from tests.app.real_harness import (
+    Rig,
+    long_step_flow,
+    ready,
+    screen_text,
+    send,
+    settle,
+    until,
+    wait_event,
+)
 
 
 class One(App[None]):
@@ -43,6 +53,10 @@ def layouts(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
     monkeypatch.setattr(Screen, "_refresh_layout", counted)
     return calls
+
+
+async def settle_screen(pilot: Pilot[Any]) -> None:
+    await _quiet(pilot)
 
 
 async def _quiet(pilot: Pilot[Any]) -> None:
@@ -128,3 +142,31 @@ async def test_tree_labels_follow_a_theme_change() -> None:
         assert dark.color != light.color
         fresh = GoalTree._label_style(tree, "pending")  # what an uncached lookup gives
         assert light.color == fresh.color
+
+
+async def test_a_step_that_starts_is_one_layout_on_the_real_session(
+    rig: Rig, layouts: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its card is added, composed and mounted before the screen lays out (the pump holds
+    the screen for the mount): Textual would lay out when the card is added and again when
+    it has mounted."""
+    reply = long_step_flow(rig.brain, rows=40, held_at=2)
+    app = rig.app()
+    with_card: list[int] = []
+    real = Screen._refresh_layout
+
+    def counted(self: Screen[Any], *args: Any, **kwargs: Any) -> None:
+        if self.query(StepCardView):
+            with_card.append(len(self.query(StepCardView)))
+        real(self, *args, **kwargs)
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        monkeypatch.setattr(Screen, "_refresh_layout", counted)
+        await send(app, pilot, "Write many rows")
+        await wait_event(reply.reached, pilot)
+        await until(lambda: "row 001" in screen_text(app), pilot)
+        await settle_screen(pilot)
+        assert with_card == [1]  # the card arrived in one layout; its tokens in none
+        reply.release.set()
+        await settle(app, pilot)

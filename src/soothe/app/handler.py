@@ -23,6 +23,8 @@ from soothe.widgets.goal_tree import NodeRef
 from soothe.widgets.transcript import Block, Note, NoteKind, Transcript
 
 if TYPE_CHECKING:
+    from textual.widget import AwaitMount
+
     from soothe.app.main import SootheApp
     from soothe.engine.bus import EventBus, Subscription
 
@@ -30,6 +32,9 @@ __all__ = ["CONVERSATION", "AppPort", "EventHandler"]
 
 DRAIN_INTERVAL = 1 / 20
 MAX_GAP = 0.5
+MOUNT_HOLD = 0.2
+SETTLE_TURNS = 10
+"""The longest the screen waits for what a batch mounted (``EventHandler._mounted``)."""
 """The longest the pump waits between batches (however slow the last repaint was)."""
 PAGE_RECORDS = 200
 """Stored transcript records read per page when the user scrolls back past what is held."""
@@ -89,6 +94,9 @@ class AppPort:
 
     def touch(self, blocks: list[Block]) -> None:
         self.app.main.stream.touch(blocks)
+
+    def take_mounting(self) -> list[AwaitMount]:
+        return self.app.main.stream.take_mounting()
 
     def set_evidence(self, entries: list[EvidenceView]) -> None:
         self.app.main.evidence.set_entries(entries)
@@ -218,10 +226,12 @@ class EventHandler:
             tokens, rest = tokens_first([first, *sub.drain()])
             self.apply(tokens)
             self._applying = True
+            await self._mounted()
             await self._repainted()
             if rest:
                 self.apply(rest)
                 self._applying = True
+                await self._mounted()
                 await self._repainted()
             last = loop.time()
             # The run and the screen share this loop: a batch's layout and paint (0.1 s
@@ -233,6 +243,28 @@ class EventHandler:
             self._applying = False
             if not len(sub):
                 self._wake_idle()
+
+    async def _mounted(self) -> None:
+        """Hold the screen while what the batch mounted (a step's card, a note) composes
+        and mounts. Textual lays the screen out when widgets are added and once more when
+        they have mounted; held, the two are one layout (a step that starts while another
+        streams was two, 20-40 ms each, that its tokens and the keys waited for)."""
+        mounting = self.port.take_mounting()
+        if not mounting:
+            return
+        app = self.app
+        app._begin_batch()  # what ``App.batch_update`` does, across an await
+        try:
+            await asyncio.wait_for(asyncio.gather(*(m() for m in mounting)), MOUNT_HOLD)
+            stream, screen = app.main.stream, app.screen
+            for _ in range(SETTLE_TURNS):  # the layouts the mounts asked for reach the screen
+                if not stream.layout_pending() and screen._message_queue.empty():
+                    break
+                await asyncio.sleep(0)
+        except Exception:  # timed out, or the widgets went away: show what is there
+            pass
+        finally:
+            app._end_batch()
 
     async def _repainted(self) -> None:
         """Wait until the screen has laid out and painted what the last batch changed."""

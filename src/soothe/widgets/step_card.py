@@ -12,10 +12,12 @@ repeating it in a separate answer block.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
-from textual.widget import Widget
+from textual.widget import AwaitMount, Widget
 
 from soothe.widgets.sized import Line, PlacedOnce
 from soothe.widgets.stream_text import StreamText
@@ -77,9 +79,13 @@ class StepCardView(PlacedOnce, Vertical):
     StepCardView > .answer > MarkdownParagraph:last-child { margin-bottom: 0; }
     """
 
-    def __init__(self, card: StepCard) -> None:
+    def __init__(
+        self, card: StepCard, *, on_mounting: Callable[[AwaitMount], None] | None = None
+    ) -> None:
         super().__init__()
         self.card = card
+        self.on_mounting = on_mounting
+        """Told of each mount the card starts (the StepStream holds the screen for them)."""
         self.seen_version = -1
         self._header_content = card_header(card)
         self._header = Line(self._header_content, classes="card-header")
@@ -162,7 +168,7 @@ class StepCardView(PlacedOnce, Vertical):
         wanted = self._wants_box()
         if wanted and self._box is None and self._detail.parent is self:  # composed
             self._box = self._new_box()
-            self.mount(self._box, before=self._detail)
+            self._mount(self._box, before=self._detail)
         elif self._box is not None:
             if wanted:
                 self._box.set_tail(self.live_rows)
@@ -216,7 +222,7 @@ class StepCardView(PlacedOnce, Vertical):
             widget = self._parts.get(id(part))
             if widget is None and isinstance(part, TextRun) and self._box is not None:
                 if new:  # parts before this text go before its box
-                    self.mount_all(new, before=self._box)
+                    self._mount(*new, before=self._box)
                     new = []
                 box, self._box = self._box, None  # the text fills the box already shown
                 anchor = self._detail
@@ -233,7 +239,7 @@ class StepCardView(PlacedOnce, Vertical):
         # is_attached, not is_mounted: a part that arrives between compose and the end of
         # on_mount must be mounted too (its widget is kept in _parts and fed from then on)
         if new and self.is_attached:
-            self.mount_all(new, before=anchor)
+            self._mount(*new, before=anchor)
         self._apply_tail()
 
     def _update_header(self, header: Content) -> None:
@@ -264,6 +270,11 @@ class StepCardView(PlacedOnce, Vertical):
                 self._parts.pop(part)
         tools = [w for w in self._parts.values() if w.parent is None]
         if tools and self.is_mounted:
-            self.mount_all(tools, before=self._detail)
+            self._mount(*tools, before=self._detail)
         if self.is_mounted:
-            self.mount(Markdown(self.card.text, classes="answer"), before=self._detail)
+            self._mount(Markdown(self.card.text, classes="answer"), before=self._detail)
+
+    def _mount(self, *widgets: Widget, before: Widget) -> None:
+        mounting = self.mount_all(widgets, before=before)
+        if self.on_mounting is not None:
+            self.on_mounting(mounting)

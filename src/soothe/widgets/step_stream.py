@@ -29,6 +29,7 @@ from soothe.widgets.tool_call import ToolCallBlock
 from soothe.widgets.transcript import Answer, Block, Note, StepCard, ToolRun, Transcript
 
 if TYPE_CHECKING:
+    from textual.widget import AwaitMount
     from textual.widgets import Markdown
 
 textual_fixes.apply()  # released blocks must not stay alive in Textual's style cache
@@ -100,6 +101,9 @@ class StepStream(VerticalScroll):
         self._hold_follow = False
         """The user scrolled up and the live cards grew: the view is not "at the end"
         until the layout has placed what they show now."""
+        self.mounting: list[AwaitMount] = []
+        """What ``touch`` (and the cards in it) mounted and Textual has not finished mounting
+        yet (``take_mounting``)."""
         self.load_earlier: Callable[[str], bool] | None = None
         """Page older blocks of the view back in from the store (set by the app); returns
         whether it will (it calls ``show_loaded`` when they are there)."""
@@ -131,7 +135,7 @@ class StepStream(VerticalScroll):
         self._update_live()
         with self.app.batch_update():
             self.remove_children()
-            self.mount_all(widgets)
+            self.mounting.append(self.mount_all(widgets))
         self.scroll_end(animate=False)
 
     def _earlier_text(self, hidden: int) -> str:
@@ -294,7 +298,7 @@ class StepStream(VerticalScroll):
             self._empty.remove()
             self._empty = None
         excess = len(existing) + len(new) - self.window
-        self.mount_all(new)
+        self.mounting.append(self.mount_all(new))
         if excess > 0:  # release the oldest widgets: the view model still has the blocks
             old = existing[:excess]
             gone = {id(w) for w in old}
@@ -307,6 +311,18 @@ class StepStream(VerticalScroll):
             else:
                 self._earlier.update(self._earlier_text(hidden))
 
+    def take_mounting(self) -> list[AwaitMount]:
+        """The mounts started since the last call. Textual lays the screen out when widgets
+        are added and again when each has mounted (its children composed); a caller that
+        holds the screen until these are done gets one layout instead of two."""
+        mounting, self.mounting = self.mounting, []
+        return mounting
+
+    def layout_pending(self) -> bool:
+        """A widget in the stream has asked for a layout that has not reached the screen
+        yet (Textual posts it when the widget is next idle)."""
+        return any(w._layout_required for w in self.walk_children(Widget, with_self=True))
+
     def stream_line_count(self) -> int:
         """Rows held by all StreamText blocks (what the cap bounds)."""
         return sum(block.line_count for block in self.query(StreamText))
@@ -317,7 +333,7 @@ class StepStream(VerticalScroll):
             icon = NOTE_ICONS.get(segment.kind, "")
             block = Line(Content(icon + segment.text), classes=f"note -{segment.kind}")
         elif isinstance(segment, StepCard):
-            block = StepCardView(segment)
+            block = StepCardView(segment, on_mounting=self.mounting.append)
         elif isinstance(segment, ToolRun):
             block = ToolCallBlock(segment)
         elif isinstance(segment, Answer):

@@ -109,7 +109,7 @@ class StreamText(PlacedOnce, Widget):
         before = self.shown_count
         self._opened = True
         if self.shown_count != before:
-            self.refresh(layout=True)
+            self._relayout()
 
     def _offset(self) -> int:
         """The index of the row the widget's row 0 stands for (the hint, in a full box)."""
@@ -130,7 +130,10 @@ class StreamText(PlacedOnce, Widget):
             return
         before = self.shown_count
         self._tail_rows = rows
-        self.refresh(layout=self.shown_count != before)
+        if self.shown_count != before:
+            self._relayout()
+        else:
+            self.refresh()
 
     def append(self, text: str) -> None:
         text = clean(text)
@@ -142,13 +145,22 @@ class StreamText(PlacedOnce, Widget):
         dropped = self.dropped_rows
         self._ingest(text)
         if not self._wrap_width or self.shown_count != shown:
-            self.refresh(layout=True)
+            self._relayout()
         elif self._offset() == offset and dropped == self.dropped_rows:
             # the same rows on screen: only those from the old open row on changed (the
             # others keep the lines Textual cached for them)
             top = max(0, rows_before - offset)
             self.refresh(Region(0, top, self._wrap_width, shown - top))
         else:  # the same height, every row moved up (a tail, or rows dropped at the cap)
+            self.refresh()
+
+    def _relayout(self) -> None:
+        """Ask for a layout of the screen, once mounted: the first layout sizes a widget that
+        is not mounted yet anyway, and Textual holds a layout asked for before the mount
+        until the widget's next message (a Resize after that first layout: a second one)."""
+        if self.is_mounted:
+            self.refresh(layout=True)
+        else:
             self.refresh()
 
     def _ingest(self, text: str) -> None:

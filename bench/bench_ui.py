@@ -365,7 +365,18 @@ def fmt(s: dict[str, float]) -> str:
     return f"median {s['median']:5.1f}  p95 {s['p95']:5.1f}  max {s['max']:6.1f}  (n={s['n']})"
 
 
+def machine_ms() -> float:
+    """How long this machine takes for a fixed pure-Python loop (ms): a VM's speed varies
+    through the day, and every figure here varies with it."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(2_000_000):
+        total += i
+    return (time.perf_counter() - start) * 1000
+
+
 def run(runs: int = 5, seconds: float = 3.0, base: Path = BASE) -> dict[str, float]:
+    speed_before = machine_ms()
     trees = {"this tree": ROOT}
     if (base / "src" / "soothe").is_dir():
         trees["base"] = base
@@ -378,7 +389,8 @@ def run(runs: int = 5, seconds: float = 3.0, base: Path = BASE) -> dict[str, flo
         f"live stream on the real Session + fake Ollama, {runs} runs per tree alternated, "
         f"{SIZE[0]}x{SIZE[1]} headless, {RATE:.0f} tok/s streams of {seconds:.0f} s; "
         f"load average at start {load[0]:.2f} {load[1]:.2f}, at end "
-        f"{os.getloadavg()[0]:.2f}"
+        f"{os.getloadavg()[0]:.2f}; a 2M-step Python loop took {speed_before:.0f} ms before, "
+        f"{machine_ms():.0f} ms after"
     )
     figures: dict[str, float] = {}
     for name, per_run in results.items():

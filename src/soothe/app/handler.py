@@ -14,6 +14,7 @@ import contextlib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from soothe.app.evidence_pace import EvidencePace
 from soothe.app.session_api import EvidenceView, GoalView, ThreadSnapshot
 from soothe.app.view_paging import read_released
 from soothe.app.view_port import parse_records
@@ -60,6 +61,11 @@ class AppPort:
         self.app = app
         self.last_user_move = float("-inf")
         self._paging = False
+        self.evidence = EvidencePace(
+            show=lambda entries: app.main.evidence.add_entries(entries),
+            streaming=lambda: app.main.stream.streaming,
+            later=app.set_timer,
+        )
 
     def upsert_goal(self, goal: GoalView) -> None:
         self.app.main.goal_tree.upsert_goal(goal)
@@ -93,16 +99,20 @@ class AppPort:
         self.app.run_worker(self.app.handler.rebuild_view(key, first, last), group="rebuild")
 
     def touch(self, blocks: list[Block]) -> None:
-        self.app.main.stream.touch(blocks)
+        stream = self.app.main.stream
+        stream.touch(blocks)
+        if self.evidence.held and not stream.streaming:
+            self.evidence.flush()
 
     def take_mounting(self) -> list[AwaitMount]:
         return self.app.main.stream.take_mounting()
 
     def set_evidence(self, entries: list[EvidenceView]) -> None:
+        self.evidence.drop()
         self.app.main.evidence.set_entries(entries)
 
     def add_evidence(self, entries: list[EvidenceView]) -> None:
-        self.app.main.evidence.add_entries(entries)
+        self.evidence.add(entries)
 
     def status(self, **fields: Any) -> None:
         self.app.main.status.set(**fields)

@@ -188,6 +188,11 @@ class StepStream(VerticalScroll):
         if self.follow and not self._block_has_focus():
             self.scroll_end(animate=False)
 
+    @property
+    def streaming(self) -> bool:
+        """A step in view is running (its card shows its live text)."""
+        return any(isinstance(w, StepCardView) and w.running for w in self._blocks.values())
+
     def live_rows(self, running: int) -> int | None:
         """Rows of text each of ``running`` live cards shows (None: all of them)."""
         if not self.follow or not running:

@@ -3,8 +3,9 @@ two parallel streams at 500 tokens/s each; this tree and the base, alternated in
 
 python bench/bench_ui.py [--runs N] [--base DIR] [--seconds S]
 
-Each run is a fresh process per tree (this tree, then the base at --base, default
-/tmp/base13; A B A B ...). The process starts the real app (``SootheApp`` builds its real
+Each run is a fresh process per tree (this tree and the base at --base, default
+/tmp/base13; A B B A A B ..., so a machine that speeds up or slows down favours neither).
+The process starts the real app (``SootheApp`` builds its real
 ``Session``, as ``soothe`` does) against the fake Ollama server of the same tree
 (tests/fakes, real HTTP on loopback, the real ChatOllama client), headless at 120x40, and
 sends three requests typed into the prompt the way a user does (``pilot.press``: each
@@ -382,11 +383,14 @@ def run(runs: int = 5, seconds: float = 3.0, base: Path = BASE) -> dict[str, flo
         trees["base"] = base
     results: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
     load = os.getloadavg()
-    for _ in range(runs):
-        for name, tree in trees.items():  # alternated: A B A B ...
+    for index in range(runs):
+        # alternated A B B A A B ...: a machine that speeds up or slows down through the
+        # bench (it does) favours neither tree
+        order = list(trees.items()) if index % 2 == 0 else list(reversed(trees.items()))
+        for name, tree in order:
             results[name].append(run_child(tree, seconds))
     print(
-        f"live stream on the real Session + fake Ollama, {runs} runs per tree alternated, "
+        f"live stream on the real Session + fake Ollama, {runs} runs per tree alternated ABBA, "
         f"{SIZE[0]}x{SIZE[1]} headless, {RATE:.0f} tok/s streams of {seconds:.0f} s; "
         f"load average at start {load[0]:.2f} {load[1]:.2f}, at end "
         f"{os.getloadavg()[0]:.2f}; a 2M-step Python loop took {speed_before:.0f} ms before, "

@@ -12,7 +12,7 @@ repeating it in a separate answer block.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -80,7 +80,10 @@ class StepCardView(PlacedOnce, Vertical):
     """
 
     def __init__(
-        self, card: StepCard, *, on_mounting: Callable[[AwaitMount], None] | None = None
+        self,
+        card: StepCard,
+        *,
+        on_mounting: Callable[[AwaitMount, Sequence[Widget]], None] | None = None,
     ) -> None:
         super().__init__()
         self.card = card
@@ -277,4 +280,4 @@ class StepCardView(PlacedOnce, Vertical):
     def _mount(self, *widgets: Widget, before: Widget) -> None:
         mounting = self.mount_all(widgets, before=before)
         if self.on_mounting is not None:
-            self.on_mounting(mounting)
+            self.on_mounting(mounting, widgets)

@@ -12,7 +12,7 @@ extra blocks are released again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from textual.containers import VerticalScroll
@@ -101,9 +101,9 @@ class StepStream(VerticalScroll):
         self._hold_follow = False
         """The user scrolled up and the live cards grew: the view is not "at the end"
         until the layout has placed what they show now."""
-        self.mounting: list[AwaitMount] = []
-        """What ``touch`` (and the cards in it) mounted and Textual has not finished mounting
-        yet (``take_mounting``)."""
+        self.mounting: list[tuple[AwaitMount, Sequence[Widget]]] = []
+        """The mounts ``show``, ``touch`` and the cards in view started, with what each
+        mounts (``take_mounting``)."""
         self.load_earlier: Callable[[str], bool] | None = None
         """Page older blocks of the view back in from the store (set by the app); returns
         whether it will (it calls ``show_loaded`` when they are there)."""
@@ -135,7 +135,7 @@ class StepStream(VerticalScroll):
         self._update_live()
         with self.app.batch_update():
             self.remove_children()
-            self.mounting.append(self.mount_all(widgets))
+            self._mount_all(widgets)
         self.scroll_end(animate=False)
 
     def _earlier_text(self, hidden: int) -> str:
@@ -303,7 +303,7 @@ class StepStream(VerticalScroll):
             self._empty.remove()
             self._empty = None
         excess = len(existing) + len(new) - self.window
-        self.mounting.append(self.mount_all(new))
+        self._mount_all(new)
         if excess > 0:  # release the oldest widgets: the view model still has the blocks
             old = existing[:excess]
             gone = {id(w) for w in old}
@@ -316,12 +316,20 @@ class StepStream(VerticalScroll):
             else:
                 self._earlier.update(self._earlier_text(hidden))
 
+    def _mount_all(self, widgets: Sequence[Widget]) -> None:
+        self.on_mounting(self.mount_all(widgets), widgets)
+
+    def on_mounting(self, mounting: AwaitMount, widgets: Sequence[Widget]) -> None:
+        self.mounting.append((mounting, widgets))
+
     def take_mounting(self) -> list[AwaitMount]:
-        """The mounts started since the last call. Textual lays the screen out when widgets
-        are added and again when each has mounted (its children composed); a caller that
-        holds the screen until these are done gets one layout instead of two."""
+        """The mounts started since the last call that have not finished. Textual lays the
+        screen out when widgets are added and again when each has mounted (its children
+        composed); a caller that holds the screen until these are done gets one layout
+        instead of two. (A finished one is left out: awaiting it again would ask for
+        another layout.)"""
         mounting, self.mounting = self.mounting, []
-        return mounting
+        return [m for m, widgets in mounting if not all(w.is_mounted for w in widgets)]
 
     def layout_pending(self) -> bool:
         """A widget in the stream has asked for a layout that has not reached the screen
@@ -338,7 +346,7 @@ class StepStream(VerticalScroll):
             icon = NOTE_ICONS.get(segment.kind, "")
             block = Line(Content(icon + segment.text), classes=f"note -{segment.kind}")
         elif isinstance(segment, StepCard):
-            block = StepCardView(segment, on_mounting=self.mounting.append)
+            block = StepCardView(segment, on_mounting=self.on_mounting)
         elif isinstance(segment, ToolRun):
             block = ToolCallBlock(segment)
         elif isinstance(segment, Answer):

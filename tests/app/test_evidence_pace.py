@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
+from soothe.app import evidence_pace
 from soothe.app.evidence_pace import HOLD_S, EvidencePace
 from soothe.app.session_api import EvidenceView
 from tests.app.real_harness import (
@@ -91,7 +94,9 @@ def test_a_refill_drops_what_is_held() -> None:
 # --- on the real Session: a step's evidence while another step streams ------------------
 
 
-async def test_evidence_of_a_step_that_ends_waits_for_the_stream_then_shows(rig: Rig_) -> None:
+async def test_evidence_of_a_step_that_ends_waits_for_the_stream_then_shows(
+    rig: Rig_, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """S-01 reads a file (evidence) and ends while S-02 is still streaming: the panel gets
     the entry when the hold ends (or S-02 does), and the view model has it at once."""
     rig.brain.add("Classification", classify("simple"))
@@ -107,6 +112,7 @@ async def test_evidence_of_a_step_that_ends_waits_for_the_stream_then_shows(rig:
     rig.brain.on("step:S-01", lambda: writing.reached.wait(10))  # S-01 reads once S-02 streams
     rig.brain.add("StatusAssessment", assess("done", progress="complete"))
     rig.brain.add("complete", "Soothe is a terminal workbench.")
+    monkeypatch.setattr(evidence_pace, "HOLD_S", 3.0)  # a loaded machine: still held below
     app = rig.app()
     async with app.run_test(size=(140, 40)) as pilot:
         await ready(app, pilot)
@@ -120,7 +126,7 @@ async def test_evidence_of_a_step_that_ends_waits_for_the_stream_then_shows(rig:
         await until(lambda: bool(read()), pilot)
         assert app.main.stream.streaming  # S-02 streams
         assert pace.held and not set(read()) & set(panel.shown)  # held, not lost
-        await until(lambda: set(read()) <= set(panel.shown), pilot, timeout=5)  # the hold ends
+        await until(lambda: set(read()) <= set(panel.shown), pilot, timeout=10)  # the hold ends
         assert app.main.stream.streaming and not pace.held
         writing.release.set()
         await settle(app, pilot)

@@ -11,15 +11,17 @@ from typing import Any
 import pytest
 from rich.style import Style
 from textual.app import App, ComposeResult
+from textual.containers import Vertical
 from textual.pilot import Pilot
 from textual.screen import Screen
-from textual.widget import Widget
 
+from soothe.app import handler
 from soothe.engine.views import GoalView, StepView
 from soothe.widgets.goal_tree import GoalTree
 from soothe.widgets.step_card import StepCardView
+from soothe.widgets.step_stream import StepStream
 from soothe.widgets.stream_text import TAIL_FIRST, StreamText
-from soothe.widgets.transcript import StepCard
+from soothe.widgets.transcript import StepCard, Transcript
 from tests.app.real_harness import (
     Rig,
     long_step_flow,
@@ -30,15 +32,7 @@ from tests.app.real_harness import (
     until,
     wait_event,
 )
-
-
-class One(App[None]):
-    def __init__(self, widget: Widget) -> None:
-        super().__init__()
-        self.widget = widget
-
-    def compose(self) -> ComposeResult:
-        yield self.widget
+from tests.app.tiny_app import One
 
 
 @pytest.fixture
@@ -53,10 +47,6 @@ def layouts(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
     monkeypatch.setattr(Screen, "_refresh_layout", counted)
     return calls
-
-
-async def settle_screen(pilot: Pilot[Any]) -> None:
-    await _quiet(pilot)
 
 
 async def _quiet(pilot: Pilot[Any]) -> None:
@@ -151,12 +141,14 @@ async def test_a_step_that_starts_is_one_layout_on_the_real_session(
     the screen for the mount): Textual would lay out when the card is added and again when
     it has mounted."""
     reply = long_step_flow(rig.brain, rows=40, held_at=2)
+    monkeypatch.setattr(handler, "MOUNT_HOLD", 10.0)  # a loaded machine: merging, not the cap
     app = rig.app()
     with_card: list[int] = []
     real = Screen._refresh_layout
 
     def counted(self: Screen[Any], *args: Any, **kwargs: Any) -> None:
-        if self.query(StepCardView):
+        asked = {type(w) for w in self._layout_widgets}  # who asked for this layout
+        if self.query(StepCardView) and asked & {StepCardView, StepStream, StreamText}:
             with_card.append(len(self.query(StepCardView)))
         real(self, *args, **kwargs)
 
@@ -166,7 +158,54 @@ async def test_a_step_that_starts_is_one_layout_on_the_real_session(
         await send(app, pilot, "Write many rows")
         await wait_event(reply.reached, pilot)
         await until(lambda: "row 001" in screen_text(app), pilot)
-        await settle_screen(pilot)
+        await _quiet(pilot)
         assert with_card == [1]  # the card arrived in one layout; its tokens in none
         reply.release.set()
         await settle(app, pilot)
+
+
+async def test_views_shown_while_nothing_runs_do_not_keep_their_widgets() -> None:
+    """Each view shown keeps its mount for the pump's hold until it is done: a view shown
+    again and again with no run (the tree's cursor moving) must not keep the old ones."""
+    stream = StepStream()
+    app = One(stream)
+    async with app.run_test(size=(60, 20)) as pilot:
+        for n in range(6):
+            transcript = Transcript("conversation", "Conversation")
+            transcript.add(StepCard("G1", f"S-0{n}", "done", status="completed"))
+            stream.show(transcript)
+            await _quiet(pilot)
+        assert len(stream.mounting) <= 1  # only the last one may still be listed
+        assert stream.take_mounting() == []  # mounted: nothing to hold for
+
+
+class Panel(App[None]):
+    """The tree as the app has it: as high as its nodes, at most the panel."""
+
+    CSS = "#panel { height: 1fr; } GoalTree { height: auto; max-height: 100%; }"
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="panel"):
+            yield GoalTree()
+
+
+async def test_tree_labels_refit_when_a_scrollbar_comes_with_a_shorter_terminal() -> None:
+    app = Panel()
+    async with app.run_test(size=(40, 30)) as pilot:
+        tree = app.query_one(GoalTree)
+        steps = [
+            StepView(id=f"S-{n:02d}", description="a long step description", status="active")
+            for n in range(12)
+        ]
+        description = "a goal with a rather long description here"
+        tree.upsert_goal(GoalView(id="G1", description=description, status="active", steps=steps))
+        await _quiet(pilot)
+        assert not tree.show_vertical_scrollbar
+        await pilot.resize_terminal(40, 8)  # the same width, a scrollbar now
+        await _quiet(pilot)
+        assert tree.show_vertical_scrollbar
+        shown = tree.render_line(1).text  # the goal (the conversation is row 0)
+        tree._invalidate()  # what the label reads when fitted afresh
+        await _quiet(pilot)
+        assert shown == tree.render_line(1).text
+        assert shown.rstrip().endswith("p50")  # the badge is not cut by the scrollbar

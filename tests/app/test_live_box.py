@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
-from textual.widget import Widget
 from textual.widgets import Markdown, Static
 
 from soothe.app.main import SootheApp
@@ -37,19 +36,9 @@ from tests.app.real_harness import (
     until,
     wait_event,
 )
+from tests.app.tiny_app import One
 
 # --- StreamText in tail mode -------------------------------------------------------------
-
-
-class One(App[None]):
-    """A tiny app holding one widget (40 columns wide)."""
-
-    def __init__(self, widget: Widget) -> None:
-        super().__init__()
-        self.widget = widget
-
-    def compose(self) -> ComposeResult:
-        yield self.widget
 
 
 def _lines(count: int, start: int = 0) -> str:

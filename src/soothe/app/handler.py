@@ -33,10 +33,11 @@ __all__ = ["CONVERSATION", "AppPort", "EventHandler"]
 
 DRAIN_INTERVAL = 1 / 20
 MAX_GAP = 0.5
-MOUNT_HOLD = 0.2
-SETTLE_TURNS = 10
-"""The longest the screen waits for what a batch mounted (``EventHandler._mounted``)."""
 """The longest the pump waits between batches (however slow the last repaint was)."""
+MOUNT_HOLD = 0.2
+"""The longest the screen waits for what a batch mounted (``EventHandler._mounted``)."""
+SETTLE_TURNS = 10
+"""Loop turns the hold gives the layouts the mounts asked for to reach the screen."""
 PAGE_RECORDS = 200
 """Stored transcript records read per page when the user scrolls back past what is held."""
 FOLLOW_QUIET_S = 4.0
@@ -266,7 +267,8 @@ class EventHandler:
         app._begin_batch()  # what ``App.batch_update`` does, across an await
         try:
             await asyncio.wait_for(asyncio.gather(*(m() for m in mounting)), MOUNT_HOLD)
-            stream, screen = app.main.stream, app.screen
+            stream = app.main.stream
+            screen = stream.screen  # not app.screen: a modal may be on top
             for _ in range(SETTLE_TURNS):  # the layouts the mounts asked for reach the screen
                 if not stream.layout_pending() and screen._message_queue.empty():
                     break

@@ -15,7 +15,6 @@ from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.css.styles import RenderStyles
-from textual.geometry import Region
 from textual.message import Message
 from textual.strip import Strip
 from textual.widgets import Tree
@@ -23,6 +22,7 @@ from textual.widgets.tree import TreeNode
 
 from soothe.engine.views import GoalView
 from soothe.widgets.icons import status_icon
+from soothe.widgets.sized import StyledPerFrame
 
 NodeKind = Literal["root", "conversation", "goal", "step"]
 
@@ -59,7 +59,7 @@ class NodeRef:
 PRIORITY = Binding.Group("Priority", compact=True)
 
 
-class GoalTree(Tree[NodeRef], inherit_bindings=False):
+class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "command('new')", "New goal", id="tree.new_goal"),
         Binding("d", "command('depend')", "Depends on", id="tree.add_dependency"),
@@ -136,7 +136,6 @@ class GoalTree(Tree[NodeRef], inherit_bindings=False):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         self._component_cache: dict[tuple[str, ...], tuple[tuple[int, ...], RenderStyles]] = {}
         self._label_styles: dict[str, Style] = {}
-        self._frame_style: Style | None = None
         self._labels_width = 0
         super().__init__("goals", data=NodeRef("root"), id=id, classes=classes)
         self.show_root = False
@@ -317,22 +316,11 @@ class GoalTree(Tree[NodeRef], inherit_bindings=False):
             style += Style(color=(background + color).rich_color)
         return style
 
-    def render_lines(self, crop: Region) -> list[Strip]:
-        # Tree.render_line reads ``rich_style`` (a walk over every ancestor's styles) for
-        # each line: take it once per frame, as StreamText does.
-        self._frame_style = self.rich_style
-        try:
-            return super().render_lines(crop)
-        finally:
-            self._frame_style = None
-
     def render_line(self, y: int) -> Strip:
-        if self._frame_style is None:
-            return super().render_line(y)
+        # as Tree's, with the style taken once per frame (Tree's reads it for each line)
         scroll_x, scroll_y = self.scroll_offset
-        return self._render_line(
-            y + scroll_y, scroll_x, scroll_x + self.size.width, self._frame_style
-        )
+        width = self.size.width
+        return self._render_line(y + scroll_y, scroll_x, scroll_x + width, self.frame_style)
 
     def render_label(self, node: TreeNode[NodeRef], base_style: Style, style: Style) -> Text:
         ref = node.data or NodeRef("root")
@@ -408,8 +396,9 @@ class GoalTree(Tree[NodeRef], inherit_bindings=False):
         streaming screen at each step start."""
         event.prevent_default()
         self._line_cache.grow(event.size.height)
-        if event.size.width != self._labels_width:
-            self._labels_width = event.size.width
+        width = self.scrollable_content_region.width  # what render_label fits to
+        if width != self._labels_width:
+            self._labels_width = width
             self._invalidate()
 
     # -- keys ------------------------------------------------------------------------------

@@ -63,6 +63,10 @@ def _markdown(text: str) -> Markdown:
     return Markdown(text, classes="answer")
 
 
+def _mounted(widgets: Sequence[Widget]) -> bool:
+    return all(w.is_mounted for w in widgets)
+
+
 class StepStream(VerticalScroll):
     DEFAULT_CSS = """
     StepStream {
@@ -317,10 +321,16 @@ class StepStream(VerticalScroll):
                 self._earlier.update(self._earlier_text(hidden))
 
     def _mount_all(self, widgets: Sequence[Widget]) -> None:
-        self.on_mounting(self.mount_all(widgets), widgets)
+        self.note_mount(self.mount_all(widgets), widgets)
 
-    def on_mounting(self, mounting: AwaitMount, widgets: Sequence[Widget]) -> None:
-        self.mounting.append((mounting, widgets))
+    def note_mount(self, mounting: AwaitMount, widgets: Sequence[Widget]) -> None:
+        """Keep a mount for ``take_mounting`` (the finished ones are dropped here too: a
+        view shown while nothing runs must not keep its removed widgets). An answer is
+        left out: Markdown parses its text as it mounts, and holding the screen for that
+        would freeze it."""
+        self.mounting = [(m, ws) for m, ws in self.mounting if not _mounted(ws)]
+        if not any(w.has_class("answer") for w in widgets):
+            self.mounting.append((mounting, widgets))
 
     def take_mounting(self) -> list[AwaitMount]:
         """The mounts started since the last call that have not finished. Textual lays the
@@ -329,7 +339,7 @@ class StepStream(VerticalScroll):
         instead of two. (A finished one is left out: awaiting it again would ask for
         another layout.)"""
         mounting, self.mounting = self.mounting, []
-        return [m for m, widgets in mounting if not all(w.is_mounted for w in widgets)]
+        return [m for m, widgets in mounting if not _mounted(widgets)]
 
     def layout_pending(self) -> bool:
         """A widget in the stream has asked for a layout that has not reached the screen
@@ -346,7 +356,7 @@ class StepStream(VerticalScroll):
             icon = NOTE_ICONS.get(segment.kind, "")
             block = Line(Content(icon + segment.text), classes=f"note -{segment.kind}")
         elif isinstance(segment, StepCard):
-            block = StepCardView(segment, on_mounting=self.on_mounting)
+            block = StepCardView(segment, on_mounting=self.note_mount)
         elif isinstance(segment, ToolRun):
             block = ToolCallBlock(segment)
         elif isinstance(segment, Answer):

@@ -21,7 +21,7 @@ from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 
-from soothe.widgets.sized import PlacedOnce
+from soothe.widgets.sized import PlacedOnce, StyledPerFrame
 from soothe.widgets.wrap import clean, wrap_line
 
 STRIP_CACHE = 400
@@ -32,7 +32,7 @@ TAIL_FIRST = 8
 blank rows below it, and a long one makes the box grow once (a layout of the screen)."""
 
 
-class StreamText(PlacedOnce, Widget):
+class StreamText(PlacedOnce, StyledPerFrame, Widget):
     DEFAULT_CSS = """
     StreamText {
         height: auto;
@@ -65,7 +65,6 @@ class StreamText(PlacedOnce, Widget):
         self._strips_for: tuple[int, Style] | None = None
         self._tail_rows: int | None = None
         self._opened = False
-        self._frame_style: Style | None = None
         self.placeholder = placeholder
         """Shown, dim, while there is no text."""
         if text:
@@ -214,18 +213,9 @@ class StreamText(PlacedOnce, Widget):
             self._rewrap(self.size.width)
             self.refresh(layout=True)
 
-    def render_lines(self, crop: Region) -> list[Strip]:
-        # Textual asks render_line for each row; ``rich_style`` walks every ancestor's
-        # styles, so it is taken once per frame (it was ~40% of a live box's repaint).
-        self._frame_style = self.rich_style
-        try:
-            return super().render_lines(crop)
-        finally:
-            self._frame_style = None
-
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        style = self._frame_style if self._frame_style is not None else self.rich_style
+        style = self.frame_style
         offset = self._offset()
         if offset and y == 0:
             hidden = self.hidden_count

@@ -551,3 +551,35 @@ async def test_when_one_running_box_opens_the_others_open_in_the_same_layout() -
         await pilot.pause()
         assert [box.size.height for box in boxes if box is not None] == [rows, rows]
         assert _shown(boxes[1])[:2] == ["r000", "r001"]  # blank rows below its text
+
+
+async def test_a_resize_while_reading_keeps_the_view_where_the_user_is(rig: Rig) -> None:
+    """Trial: scrolled up to read a running step, a resize of the terminal must not take
+    the view back to the live tail (the boxes stay open, the view does not follow)."""
+    reply = long_step_flow(rig.brain, ROWS, HELD_AT)
+    app = rig.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        text = await _held_mid_stream(app, pilot, reply)
+        stream = app.main.stream
+        stream.action_page_up()
+        await until(lambda: text.tail_rows is None, pilot, timeout=5)
+        await until(lambda: text.size.height == HELD_AT, pilot, timeout=5)
+        stream.scroll_to(y=stream.max_scroll_y // 2, animate=False)
+        await pilot.pause()
+        card = stream.query_one(StepCardView).card
+        fields = {
+            "thread_id": app.session.thread_id,
+            "goal_id": card.goal_id,
+            "step_id": card.step_id,
+        }
+        for n, size in enumerate(((90, 30), (120, 40))):
+            await pilot.resize_terminal(*size)
+            for i in range(3):  # the step still streams meanwhile
+                app.session.bus.publish(ev.StepToken(text=f"more {n}{i}\n", **fields))
+                await pilot.pause()
+            await app.handler.wait_idle()
+            await pilot.pause()
+            assert not stream.follow, size
+            assert text.tail_rows is None and not stream._at_end(), size
+        reply.release.set()
+        await settle(app, pilot)

@@ -583,3 +583,25 @@ async def test_a_resize_while_reading_keeps_the_view_where_the_user_is(rig: Rig)
             assert text.tail_rows is None and not stream._at_end(), size
         reply.release.set()
         await settle(app, pilot)
+
+
+async def test_a_card_synced_before_it_is_composed_gets_its_parts_from_compose() -> None:
+    """CI: a view shown while a step streams, then a token batch before the new card's
+    compose, mounted the new part before a child not mounted yet (MountError)."""
+    app = Stream()
+    async with app.run_test(size=(60, 30)) as pilot:
+        stream = app.query_one(StepStream)
+        transcript = Transcript("conversation", "Conversation")
+        stream.show(transcript)
+        await pilot.pause()
+        card = _card()
+        card.add_tool(_tool())
+        transcript.add(card)
+        stream.touch([card])  # mounts the card: its compose has not run yet
+        card.add_text(_lines(3))
+        stream.touch([card])  # a token batch at once: the card syncs before compose
+        await pilot.pause()
+        view = stream.query_one(StepCardView)
+        rows = view.live_rows
+        assert _layout(view) == ["header", "tool", f"text/{rows}", "detail"]
+        assert view.query_one(StreamText).line_count == 3

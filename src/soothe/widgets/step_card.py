@@ -219,6 +219,10 @@ class StepCardView(PlacedOnce, Vertical):
         if card.answer and card.status != "active":
             self._render_answer()
             return
+        if self._detail.parent is not self:
+            # not composed yet (a view just shown, a batch before the card's compose):
+            # compose builds every part as the card has it then
+            return
         new: list[Widget] = []
         anchor: Widget = self._box if self._box is not None else self._detail
         for part in card.parts:

@@ -605,3 +605,29 @@ async def test_a_card_synced_before_it_is_composed_gets_its_parts_from_compose()
         rows = view.live_rows
         assert _layout(view) == ["header", "tool", f"text/{rows}", "detail"]
         assert view.query_one(StreamText).line_count == 3
+
+
+async def test_pgup_from_the_live_view_shows_the_running_card_from_its_first_rows() -> None:
+    """Trial: with what came before this request above, pgup opened the boxes, then paged
+    up from where the view was before they opened: far above the running step."""
+    app = Stream()
+    async with app.run_test(size=(60, 30)) as pilot:
+        stream = app.query_one(StepStream)
+        transcript = Transcript("conversation", "Conversation")
+        for n in range(30):
+            transcript.note(f"earlier note {n}")
+        card = _card()
+        card.add_text(_lines(150))
+        transcript.add(card)
+        stream.show(transcript)
+        await pilot.pause()
+        await until(stream._at_end, pilot)
+        view = stream.query_one(StepCardView)
+        assert view.live_box is not None and view.live_box.hidden_count
+        stream.action_page_up()
+        text = view.query_one(StreamText)
+        await until(lambda: text.tail_rows is None and text.size.height == 150, pilot)
+        for _ in range(4):
+            await pilot.pause()
+        assert 0 <= view.region.y - stream.region.y <= 2  # its header at the top of the view
+        assert not stream.follow

@@ -226,13 +226,15 @@ class StepStream(VerticalScroll):
                 if box is not None:
                     box.open_tail()
 
-    def _stop_following(self) -> None:
-        """The user scrolled up to read: live cards show all their text from now on."""
+    def _stop_following(self) -> bool:
+        """The user scrolled up to read: live cards show all their text from now on.
+        True if that opened boxes that were hiding rows."""
         if not self.follow:
-            return
+            return False
         self.follow = False
         self._hold_follow = any(text.hidden_count for text in self.query(StreamText))
         self._update_live()
+        return self._hold_follow
 
     def on_resize(self) -> None:
         self._update_live()
@@ -278,7 +280,15 @@ class StepStream(VerticalScroll):
         super().action_scroll_up()
 
     def action_page_up(self) -> None:
-        self._stop_following()
+        """From the live view: open the boxes and show the first running step from its
+        header (a page up from where the view was, measured before the boxes opened,
+        lands far above it, on what came before this request)."""
+        if self._stop_following():
+            cards = [w for w in self._blocks.values() if isinstance(w, StepCardView)]
+            running = [card for card in cards if card.running]
+            if running:
+                self.call_after_refresh(self.scroll_to_widget, running[0], animate=False, top=True)
+                return
         super().action_page_up()
 
     def action_scroll_home(self) -> None:

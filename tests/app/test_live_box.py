@@ -281,19 +281,26 @@ async def test_a_tool_call_and_text_in_one_batch_keep_their_order() -> None:
         ]
 
 
+async def _touched_in(app: Stream, pilot: Pilot[Any]) -> tuple[StepStream, StepCard]:
+    """A running card with a tool call, touched into a following stream that shows an
+    empty conversation: the card is mounted and has its live rows, not composed yet."""
+    stream = app.query_one(StepStream)
+    transcript = Transcript("conversation", "Conversation")
+    stream.show(transcript)
+    await pilot.pause()
+    card = _card()
+    card.add_tool(_tool())
+    transcript.add(card)
+    stream.touch([card])  # mounts the card and gives it its live rows, synchronously
+    return stream, card
+
+
 async def test_a_new_running_card_touched_into_a_following_stream_gets_its_box() -> None:
     """Bug 2: touch mounts the card and sets its live rows before it is composed (it is
     attached, its children are not): placing the box then raised MountError."""
     app = Stream()
     async with app.run_test(size=(60, 30)) as pilot:
-        stream = app.query_one(StepStream)
-        transcript = Transcript("conversation", "Conversation")
-        stream.show(transcript)
-        await pilot.pause()
-        card = _card()
-        card.add_tool(_tool())
-        transcript.add(card)
-        stream.touch([card])  # mounts the card and gives it its live rows, synchronously
+        stream, _ = await _touched_in(app, pilot)
         await pilot.pause()
         view = stream.query_one(StepCardView)
         rows = view.live_rows
@@ -590,14 +597,7 @@ async def test_a_card_synced_before_it_is_composed_gets_its_parts_from_compose()
     compose, mounted the new part before a child not mounted yet (MountError)."""
     app = Stream()
     async with app.run_test(size=(60, 30)) as pilot:
-        stream = app.query_one(StepStream)
-        transcript = Transcript("conversation", "Conversation")
-        stream.show(transcript)
-        await pilot.pause()
-        card = _card()
-        card.add_tool(_tool())
-        transcript.add(card)
-        stream.touch([card])  # mounts the card: its compose has not run yet
+        stream, card = await _touched_in(app, pilot)  # its compose has not run yet
         card.add_text(_lines(3))
         stream.touch([card])  # a token batch at once: the card syncs before compose
         await pilot.pause()

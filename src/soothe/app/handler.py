@@ -268,9 +268,8 @@ class EventHandler:
         try:
             await asyncio.wait_for(asyncio.gather(*(m() for m in mounting)), MOUNT_HOLD)
             stream = app.main.stream
-            screen = stream.screen  # not app.screen: a modal may be on top
             for _ in range(SETTLE_TURNS):  # the layouts the mounts asked for reach the screen
-                if not stream.layout_pending() and screen._message_queue.empty():
+                if stream.layout_settled():
                     break
                 await asyncio.sleep(0)
         except Exception:  # timed out, or the widgets went away: show what is there

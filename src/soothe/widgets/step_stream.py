@@ -195,7 +195,11 @@ class StepStream(VerticalScroll):
     @property
     def streaming(self) -> bool:
         """A step in view is running (its card shows its live text)."""
-        return any(isinstance(w, StepCardView) and w.running for w in self._blocks.values())
+        return any(card.running for card in self._cards())
+
+    def _cards(self) -> list[StepCardView]:
+        """The step cards mounted in the view, in order."""
+        return [w for w in self._blocks.values() if isinstance(w, StepCardView)]
 
     def live_rows(self, running: int) -> int | None:
         """Rows of text each of ``running`` live cards shows (None: all of them)."""
@@ -209,7 +213,7 @@ class StepStream(VerticalScroll):
         """Give the running cards their live rows. A card whose step ended while others
         still stream keeps its box (held) until none runs: then all of them show their
         whole text at once, in one layout instead of one per step as each ends."""
-        cards = [w for w in self._blocks.values() if isinstance(w, StepCardView)]
+        cards = self._cards()
         running = any(card.running for card in cards)
         boxed = [card for card in cards if card.running or (running and card.boxed)]
         rows = self.live_rows(len(boxed))
@@ -284,8 +288,7 @@ class StepStream(VerticalScroll):
         header (a page up from where the view was, measured before the boxes opened,
         lands far above it, on what came before this request)."""
         if self._stop_following():
-            cards = [w for w in self._blocks.values() if isinstance(w, StepCardView)]
-            running = [card for card in cards if card.running]
+            running = [card for card in self._cards() if card.running]
             if running:
                 self.call_after_refresh(self.scroll_to_widget, running[0], animate=False, top=True)
                 return
@@ -351,10 +354,12 @@ class StepStream(VerticalScroll):
         mounting, self.mounting = self.mounting, []
         return [m for m, widgets in mounting if not _mounted(widgets)]
 
-    def layout_pending(self) -> bool:
-        """A widget in the stream has asked for a layout that has not reached the screen
-        yet (Textual posts it when the widget is next idle)."""
-        return any(w._layout_required for w in self.walk_children(Widget, with_self=True))
+    def layout_settled(self) -> bool:
+        """Every layout a widget in the stream asked for has reached its screen (Textual
+        posts it when the widget is next idle, and the screen reads it from its queue)."""
+        if any(w._layout_required for w in self.walk_children(Widget, with_self=True)):
+            return False
+        return self.screen._message_queue.empty()  # its own screen: a modal may be on top
 
     def stream_line_count(self) -> int:
         """Rows held by all StreamText blocks (what the cap bounds)."""

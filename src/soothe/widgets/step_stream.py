@@ -105,6 +105,9 @@ class StepStream(VerticalScroll):
         self._hold_follow = False
         """The user scrolled up and the live cards grew: the view is not "at the end"
         until the layout has placed what they show now."""
+        self._show_from: Widget | None = None
+        """A card page up put at the top while its box opened: put it there again once
+        the layout has placed the open box (before, the view may not reach it)."""
         self.mounting: list[tuple[AwaitMount, Sequence[Widget]]] = []
         """The mounts ``show``, ``touch`` and the cards in view started, with what each
         mounts (``take_mounting``)."""
@@ -233,6 +236,7 @@ class StepStream(VerticalScroll):
     def _stop_following(self) -> bool:
         """The user scrolled up to read: live cards show all their text from now on.
         True if that opened boxes that were hiding rows."""
+        self._show_from = None
         if not self.follow:
             return False
         self.follow = False
@@ -267,7 +271,18 @@ class StepStream(VerticalScroll):
         changed = super()._size_updated(size, virtual_size, container_size, layout=False)
         if grew and self.follow and not self._block_has_focus():
             self.scroll_end(animate=False)
+        elif grew and self._show_from is not None:
+            self.call_after_refresh(self._scroll_to_shown)
         return changed
+
+    def _scroll_to_shown(self) -> None:
+        card = self._show_from
+        if card is None or not card.is_attached or self.follow:
+            self._show_from = None
+            return
+        self.scroll_to_widget(card, animate=False, top=True)
+        if self.max_scroll_y >= card.virtual_region.y:  # the view reaches it: done
+            self._show_from = None
 
     def _at_end(self) -> bool:
         return self.max_scroll_y == 0 or self.scroll_y >= self.max_scroll_y - 1
@@ -290,7 +305,8 @@ class StepStream(VerticalScroll):
         if self._stop_following():
             running = [card for card in self._cards() if card.running]
             if running:
-                self.call_after_refresh(self.scroll_to_widget, running[0], animate=False, top=True)
+                self._show_from = running[0]
+                self.call_after_refresh(self._scroll_to_shown)
                 return
         super().action_page_up()
 

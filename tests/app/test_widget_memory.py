@@ -23,7 +23,7 @@ class Board(App[None]):
 
 async def test_a_removed_widget_and_its_rendered_lines_are_freed() -> None:
     textual_fixes.apply()
-    assert textual_fixes.applied()
+    assert "styles cache" in textual_fixes.applied()
     app = Board()
     async with app.run_test(size=(60, 20)) as pilot:
         board = app.query_one("#list", Vertical)

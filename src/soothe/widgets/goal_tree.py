@@ -136,6 +136,7 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         self._component_cache: dict[tuple[str, ...], tuple[tuple[int, ...], RenderStyles]] = {}
         self._label_styles: dict[str, Style] = {}
+        self._partial_cache: dict[tuple[str, ...], tuple[RenderStyles, Style]] = {}
         self._labels_width = 0
         super().__init__("goals", data=NodeRef("root"), id=id, classes=classes)
         self.show_root = False
@@ -287,7 +288,30 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
         self._component_cache[names] = (sources, styles)
         return styles
 
+    def get_component_rich_style(
+        self, *names: str, partial: bool = False, default: Style | None = None
+    ) -> Style:
+        """A partial style depends only on the component's merged styles (kept above):
+        keep it as long as they are kept. Textual's own cache of these is emptied by every
+        refresh (each spinner turn), and refilling it takes the full style too, which
+        walks every ancestor: four of them were a third of a tree line's drawing."""
+        if not partial:
+            return super().get_component_rich_style(*names, partial=partial, default=default)
+        try:
+            styles = self.get_component_styles(*names)
+        except KeyError:
+            if default is not None:
+                return default
+            raise
+        cached = self._partial_cache.get(names)
+        if cached is not None and cached[0] is styles:
+            return cached[1]
+        style = styles.partial_rich_style
+        self._partial_cache[names] = (styles, style)
+        return style
+
     def notify_style_update(self) -> None:
+        self._partial_cache.clear()
         self._component_cache.clear()
         self._label_styles.clear()
         super().notify_style_update()

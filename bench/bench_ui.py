@@ -24,7 +24,10 @@ character, then enter):
 "On screen" is a frame the app hands to its driver: ``App._display`` is wrapped to time
 every frame, render it to the escape sequences a terminal driver would write (the cost a
 real terminal adds; written nowhere) and read its text. Tokens are numbered (``a0001``),
-so a frame shows which token it brought. Nothing here is a timed assertion.
+so a frame shows which token it brought. Per run, also the share of the machine's CPU time
+the VM's host took (steal, /proc/stat: latencies grow with it) and what the app's main
+thread spent while the streams ran (CPU ms per second, frames per second: steal does not
+inflate them). Nothing here is a timed assertion.
 """
 
 from __future__ import annotations
@@ -300,8 +303,9 @@ async def child(seconds: float) -> dict[str, Any]:
             # 2. one stream at 500 tokens/s, keys meanwhile
             await request(REQUESTS[1])
             await until(lambda: len(stream.sent) > 0, 30, "stream start")
+            spent = Spent.start(frames)
             echo = await echoes(lambda: len(stream.sent) >= streamed)
-            out["stream"] = {"key_echo": spread(echo)}
+            out["stream"] = {"key_echo": spread(echo), **spent.stop(frames)}
             await finished()
             await clear_prompt()
 
@@ -309,9 +313,12 @@ async def child(seconds: float) -> dict[str, Any]:
             mark = len(frames)
             await request(REQUESTS[2])
             await until(lambda: left.sent and right.sent, 30, "both streams")
+            spent = Spent.start(frames)
             echo = await echoes(lambda: len(left.sent) >= streamed and len(right.sent) >= streamed)
+            used = spent.stop(frames)
             await finished()
             out["parallel"] = {
+                **used,
                 "key_echo": spread(echo),
                 "lag_c": spread(stream_lags("c", left.sent, frames[mark:])),
                 "lag_d": spread(stream_lags("d", right.sent, frames[mark:])),
@@ -324,6 +331,29 @@ async def child(seconds: float) -> dict[str, Any]:
     finally:
         server.stop()
     return out
+
+
+@dataclass
+class Spent:
+    """What the app's main thread (the event loop: engine and screen) spent while a phase
+    streamed, per second of it: CPU ms, and frames. CPU time does not count what the VM's
+    host takes away (steal), so it compares trees on a noisy machine better than the
+    latencies do."""
+
+    cpu: float
+    wall: float
+    frames: int
+
+    @classmethod
+    def start(cls, frames: list[Any]) -> Spent:
+        return cls(time.thread_time(), time.perf_counter(), len(frames))
+
+    def stop(self, frames: list[Any]) -> dict[str, float]:
+        wall = time.perf_counter() - self.wall
+        return {
+            "cpu_ms_per_s": (time.thread_time() - self.cpu) / wall * 1000,
+            "frames_per_s": (len(frames) - self.frames) / wall,
+        }
 
 
 def stream_lags(label: str, sent: list[float], frames: list[tuple[float, str]]) -> list[float]:
@@ -343,7 +373,31 @@ def stream_lags(label: str, sent: list[float], frames: list[tuple[float, str]]) 
 # -- the parent: alternate the trees -------------------------------------------------------
 
 
+def cpu_ticks() -> list[int]:
+    """The machine's CPU time counters (/proc/stat: user ... steal), or [] off Linux."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            return [int(v) for v in stat.readline().split()[1:9]]
+    except OSError:
+        return []
+
+
+def steal_share(before: list[int], after: list[int]) -> float:
+    """The share of the machine's CPU time the VM's host took (steal) between two reads."""
+    if len(before) < 8 or len(after) < 8:
+        return float("nan")
+    total = sum(after) - sum(before)
+    return (after[7] - before[7]) / total * 100 if total else float("nan")
+
+
 def run_child(tree: Path, seconds: float) -> dict[str, Any]:
+    before = cpu_ticks()
+    result = _run_child(tree, seconds)
+    result["steal_pct"] = steal_share(before, cpu_ticks())
+    return result
+
+
+def _run_child(tree: Path, seconds: float) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SOOTHE_", "OLLAMA_"))}
     env["PYTHONPATH"] = f"{tree / 'src'}{os.pathsep}{tree}"
     env.pop("NO_COLOR", None)
@@ -413,6 +467,12 @@ def run(runs: int = 5, seconds: float = 3.0, base: Path = BASE) -> dict[str, flo
                 f"{reply['server_last_chunk_ms']:.0f} ms, the engine published the last token "
                 f"at {reply['published_last_token_ms']:.0f} ms)"
             )
+            print(
+                f"         machine: {r['steal_pct']:.0f}% steal; main thread while streaming: "
+                f"one stream {stream['cpu_ms_per_s']:.0f} CPU ms/s, "
+                f"{stream['frames_per_s']:.0f} frames/s; two streams "
+                f"{par['cpu_ms_per_s']:.0f} CPU ms/s, {par['frames_per_s']:.0f} frames/s"
+            )
             print(f"         key echo, one stream:   {fmt(stream['key_echo'])}")
             print(f"         key echo, two streams:  {fmt(par['key_echo'])}")
             print(f"         stream 1 lag:           {fmt(par['lag_c'])}")
@@ -433,6 +493,9 @@ def run(runs: int = 5, seconds: float = 3.0, base: Path = BASE) -> dict[str, flo
             )
         figures[f"parallel streams lag, worst run's p95 (ms){short}"] = max(
             max(r["parallel"]["lag_c"]["p95"], r["parallel"]["lag_d"]["p95"]) for r in good
+        )
+        figures[f"two streams, main thread CPU ms per s, median{short}"] = statistics.median(
+            r["parallel"]["cpu_ms_per_s"] for r in good
         )
     print()
     width = max(len(name) for name in figures)

@@ -48,7 +48,6 @@ class SootheBase(App[None]):
     engine_failed: bool
     clock: Clock
     animated: bool
-    _clock_turned_at: float
     on_first_frame: Callable[[Any], None] | None
     handler: EventHandler
     models: list[str]

@@ -28,10 +28,6 @@ NO_SERVER_NOTICE = "no-server"
 ENGINE_NOTICE = "engine"
 SERVER_RECHECK_S = 15.0
 """While the server is unreachable (and no run is going), check it this often."""
-CLOCK_TURN_S = 1 / 8
-"""The spinner's turn (and the run's elapsed seconds)."""
-CARRIED_S = 0.25
-"""The event pump applied a batch this recently: its frames turn the clock."""
 
 
 FULL_GC_DUE = 10
@@ -130,19 +126,6 @@ class BootMixin(_Base):
         self.exit(return_code=2)
 
     def _tick(self) -> None:
-        """The timer's turn of the clock, unless the event pump's frames carry it: while
-        steps stream, a turn in a frame of its own was one more frame (8 a second) that
-        the tokens and the keys waited behind."""
-        if self.clock() - self.handler.last_batch_at >= CARRIED_S:
-            self.turn_clock()
-
-    def turn_clock_if_due(self) -> None:
-        """In the event pump's batch: turn the clock if a turn is due."""
-        if self.animated and self.clock() - self._clock_turned_at >= CLOCK_TURN_S:
-            self.turn_clock()
-
-    def turn_clock(self) -> None:
-        self._clock_turned_at = self.clock()
         self.main.goal_tree.advance_spinner()
         if self.running:
             # whole seconds: the status line is full width, and a full-width change in the

@@ -169,8 +169,6 @@ class EventHandler:
         self.batches = 0
         self.repaint_s = 0.0
         """How long the last batch took to lay out and paint (it spaces the next one)."""
-        self.last_batch_at = float("-inf")
-        """When (``app.clock``) the last batch was applied."""
         self._sub: Subscription | None = None
         self._task: asyncio.Task[None] | None = None
         self._applying = False
@@ -323,8 +321,6 @@ class EventHandler:
                     self.state.flush()
                 except Exception as exc:  # a widget that failed to update: the pump goes on
                     self._display_error(event or ev.ErrorEvent(message="flush"), exc)
-                self.last_batch_at = self.app.clock()
-                self.app.turn_clock_if_due()  # in this frame, not one of its own
         finally:
             self._applying = False
 

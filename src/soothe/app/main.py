@@ -115,7 +115,6 @@ class SootheApp(
         self.engine_failed = False
         self.clock = clock
         self.animated = animate
-        self._clock_turned_at = float("-inf")
         self.on_first_frame = on_first_frame
         self.handler = EventHandler(self)
         self.models = []

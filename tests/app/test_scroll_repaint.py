@@ -3,13 +3,16 @@ user sees stays the screen as it is): ``textual_fixes``' scroll repaint."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 
+import pytest
 from textual._compositor import Compositor
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from soothe.app import handler
 from soothe.widgets import textual_fixes
 from tests.app.real_harness import Rig, parallel_flow, ready, send, settle, until, wait_event
 from tests.app.screen_cells import Cells
@@ -82,3 +85,30 @@ async def test_what_two_streaming_steps_show_is_the_screen_as_it_is(rig: Rig) ->
         assert "7 model calls" in "\n".join(cells.text())
         assert cells.differences(Cells.of_screen(app)) == []
         assert cells.whole == 0 and cells.partial
+
+
+async def test_a_resize_while_the_pump_holds_the_screen_is_painted(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The event pump holds the screen while a step's card mounts; a resize in that time
+    repaints the whole screen, which the held screen must not lose."""
+    monkeypatch.setattr(handler, "MOUNT_HOLD", 10.0)  # held until the test lets go
+    app = rig.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        cells = Cells.watch(app)
+        held = asyncio.get_running_loop().create_future()  # a mount that has not finished
+        app.main.stream.mounting.append((lambda: held, [Static("still mounting")]))
+        hold = asyncio.create_task(app.handler._mounted())
+        await asyncio.sleep(0)
+        assert app._batch_count
+        await pilot.resize_terminal(100, 30)
+        for _ in range(3):
+            await pilot.pause()
+        assert not hold.done()  # resized while held
+        held.set_result(None)
+        await hold
+        for _ in range(3):
+            await pilot.pause()
+        assert (cells.width, cells.height) == (100, 30)
+        assert cells.differences(Cells.of_screen(app)) == []

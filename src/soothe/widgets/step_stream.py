@@ -272,16 +272,18 @@ class StepStream(VerticalScroll):
         if grew and self.follow and not self._block_has_focus():
             self.scroll_end(animate=False)
         elif grew and self._show_from is not None:
-            self.call_after_refresh(self._scroll_to_shown)
+            # once: the layout that opened the box lets the view reach the card (a later
+            # growth must not pull the view back to it)
+            self.call_after_refresh(self._scroll_to_shown, True)
         return changed
 
-    def _scroll_to_shown(self) -> None:
+    def _scroll_to_shown(self, last: bool = False) -> None:
         card = self._show_from
         if card is None or not card.is_attached or self.follow:
             self._show_from = None
             return
         self.scroll_to_widget(card, animate=False, top=True)
-        if self.max_scroll_y >= card.virtual_region.y:  # the view reaches it: done
+        if last or self.max_scroll_y >= card.virtual_region_with_margin.y:  # reached: done
             self._show_from = None
 
     def _at_end(self) -> bool:

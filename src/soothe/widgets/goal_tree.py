@@ -134,7 +134,11 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
             self.ref = ref
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
-        self._component_cache: dict[tuple[str, ...], tuple[tuple[int, ...], RenderStyles]] = {}
+        self._component_cache: dict[
+            tuple[str, ...], tuple[tuple[RenderStyles | None, ...], RenderStyles]
+        ] = {}
+        """Merged component styles, with the sources they were merged from (held, so a
+        new source is never taken for a freed one at the same address)."""
         self._label_styles: dict[str, Style] = {}
         self._partial_cache: dict[tuple[str, ...], tuple[RenderStyles, Style]] = {}
         self._labels_width = 0
@@ -280,9 +284,9 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
         """Textual merges a fresh copy of the component's styles on every call, and a tree
         line (drawn again at each spinner turn) asks for several: keep each merge until the
         stylesheet replaces the component's styles (a theme change, a CSS update)."""
-        sources = tuple(id(self._component_styles.get(name)) for name in names)
+        sources = tuple(self._component_styles.get(name) for name in names)
         cached = self._component_cache.get(names)
-        if cached is not None and cached[0] == sources:
+        if cached is not None and all(a is b for a, b in zip(cached[0], sources, strict=True)):
             return cached[1]
         styles = super().get_component_styles(*names)
         self._component_cache[names] = (sources, styles)

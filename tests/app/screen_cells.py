@@ -83,6 +83,18 @@ class Cells:
             if mine != theirs
         ]
 
+    async def stale(self, app: App[Any], pilot: Any, within: float = 2.0) -> list[str]:
+        """The cells that still differ from the screen once the app has painted what it
+        had waiting ([] when none). A frame may be due when this is called, or the event
+        pump may hold the screen while a card mounts (up to 0.2 s); a cell that no update
+        repaints stays wrong through all of ``within`` seconds."""
+        for _ in range(max(1, int(within / 0.05))):
+            wrong = [] if app._batch_count else self.differences(Cells.of_screen(app))
+            if not wrong and not app._batch_count:
+                return []
+            await pilot.pause(0.05)
+        return wrong
+
     @classmethod
     def watch(cls, app: App[Any]) -> Cells:
         """Cells showing the screen as it is, that every later update of ``app`` is

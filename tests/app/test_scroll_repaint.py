@@ -57,7 +57,7 @@ async def test_a_line_added_to_a_following_feed_repaints_the_feed_not_the_screen
             await pilot.pause()
         assert "line 45" in "\n".join(cells.text())
         assert cells.whole == 0 and cells.partial
-        assert cells.differences(Cells.of_screen(app)) == []
+        assert await cells.stale(app, pilot) == []
 
 
 async def test_what_two_streaming_steps_show_is_the_screen_as_it_is(rig: Rig) -> None:
@@ -78,12 +78,12 @@ async def test_what_two_streaming_steps_show_is_the_screen_as_it_is(rig: Rig) ->
         await wait_event(first.reached, pilot)
         await wait_event(second.reached, pilot)
         await until(lambda: "Green checks" in "\n".join(cells.text()), pilot)
-        assert cells.differences(Cells.of_screen(app)) == []
+        assert await cells.stale(app, pilot) == []
         first.release.set()
         second.release.set()
         await settle(app, pilot)
         assert "7 model calls" in "\n".join(cells.text())
-        assert cells.differences(Cells.of_screen(app)) == []
+        assert await cells.stale(app, pilot) == []
         assert cells.whole == 0 and cells.partial
 
 
@@ -111,4 +111,4 @@ async def test_a_resize_while_the_pump_holds_the_screen_is_painted(
         for _ in range(3):
             await pilot.pause()
         assert (cells.width, cells.height) == (100, 30)
-        assert cells.differences(Cells.of_screen(app)) == []
+        assert await cells.stale(app, pilot) == []

@@ -88,10 +88,12 @@ class Cells:
         had waiting ([] when none). A frame may be due when this is called, or the event
         pump may hold the screen while a card mounts (up to 0.2 s); a cell that no update
         repaints stays wrong through all of ``within`` seconds."""
+        wrong = ["the screen is held (a batch) the whole time"]
         for _ in range(max(1, int(within / 0.05))):
-            wrong = [] if app._batch_count else self.differences(Cells.of_screen(app))
-            if not wrong and not app._batch_count:
-                return []
+            if not app._batch_count:
+                wrong = self.differences(Cells.of_screen(app))
+                if not wrong:
+                    return []
             await pilot.pause(0.05)
         return wrong
 

@@ -103,3 +103,9 @@ def test_any_prefix_is_closed_or_refused(obj: dict, cut: int) -> None:
     out = repair_json(prefix)
     if out is not None:
         assert isinstance(json.loads(out), dict)
+
+
+def test_a_fence_inside_a_string_does_not_cut_the_object_short() -> None:
+    """Hypothesis found it: the fence's body ended at the ``` inside the key, and that
+    prefix, closed, came back as {} before the whole object was tried."""
+    assert parsed('```json\n{"```": null}\n```') == {"```": None}

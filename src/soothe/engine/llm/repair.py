@@ -63,14 +63,24 @@ def repair(text: str) -> Repaired | None:
     direct = _loads_object(stripped)
     if direct is not None:
         return Repaired(json.dumps(direct, ensure_ascii=False), closed=False)
+    closed: tuple[str, Repaired] | None = None
     for candidate in extract_candidates(stripped):
+        if closed is not None and not candidate.startswith(closed[0]):
+            break  # only the same object, read further, may beat the closed one
         fixed = _normalise(candidate)
         if fixed is None:
             continue
         obj = _loads_object(fixed.text)
-        if obj is not None:
-            return Repaired(json.dumps(obj, ensure_ascii=False), closed=fixed.closed)
-    return None
+        if obj is None:
+            continue
+        found = Repaired(json.dumps(obj, ensure_ascii=False), closed=fixed.closed)
+        if not found.closed:
+            return found
+        if closed is None:
+            # a fence's body ends at the first ``` even inside a string
+            # ('```json {"```": 1} ```'): the same object from the whole text may be whole
+            closed = (candidate, found)
+    return closed[1] if closed is not None else None
 
 
 def extract_candidates(text: str) -> list[str]:

@@ -1,7 +1,7 @@
 """Live-stream figures on the real engine: a 2,000-token reply, key echo while streaming,
 two parallel streams at 500 tokens/s each; this tree and the base, alternated in one run.
 
-python bench/bench_ui.py [--runs N] [--base DIR] [--seconds S]
+python bench/bench_ui.py [--runs N] [--base DIR] [--seconds S] [--server thread]
 
 Each run is a fresh process per tree (this tree and the base at --base, default
 /tmp/base13; A B B A A B ..., so a machine that speeds up or slows down favours neither).
@@ -28,6 +28,11 @@ so a frame shows which token it brought. Per run, also the share of the machine'
 the VM's host took (steal, /proc/stat: latencies grow with it) and what the app's main
 thread spent while the streams ran (CPU ms per second, frames per second: steal does not
 inflate them). Nothing here is a timed assertion.
+
+The fake server runs in a process of its own, forked from the app's, as a real Ollama
+does: in a thread of the app's process its Python work (1,000 lines/s written, each
+paced by a sleep) would take the GIL from the app's event loop, a cost no user has.
+``--server thread`` puts it back in the app's process, to see that cost.
 """
 
 from __future__ import annotations
@@ -104,7 +109,62 @@ def start_like_run_tui() -> None:
         gc.disable()
 
 
-async def child(seconds: float) -> dict[str, Any]:
+class Sent:
+    """When each chunk of a reply was handed to the socket (perf_counter, the same clock
+    in every process on Linux), in shared memory: the server's process appends, the
+    app's reads. A list's ``append``, ``len``, indexing and iteration."""
+
+    def __init__(self, capacity: int) -> None:
+        import multiprocessing
+
+        self._at = multiprocessing.RawArray("d", capacity)
+        self._count = multiprocessing.RawValue("i", 0)
+
+    def append(self, at: float) -> None:
+        self._at[self._count.value] = at  # the time first, then the count that shows it
+        self._count.value += 1
+
+    def __len__(self) -> int:
+        return int(self._count.value)
+
+    def __getitem__(self, index: int) -> float:
+        count = len(self)
+        if index < 0:
+            index += count
+        if not 0 <= index < count:
+            raise IndexError(index)
+        return float(self._at[index])
+
+    def __iter__(self) -> Any:
+        return iter(self._at[: len(self)])
+
+
+def serve_apart(make_server: Any) -> tuple[str, Any]:
+    """``make_server()`` started in a forked process of its own: its url and a stop()."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    ours, theirs = context.Pipe()
+
+    def serve() -> None:
+        server = make_server().start()
+        theirs.send(server.url)
+        theirs.recv()  # until the app's process says stop (or goes: EOFError)
+
+    process = context.Process(target=serve, daemon=True)
+    process.start()
+    url = ours.recv()
+
+    def stop() -> None:
+        ours.send("stop")
+        process.join(5)
+        if process.is_alive():
+            process.kill()
+
+    return str(url), stop
+
+
+async def child(seconds: float, server_in: str = "process") -> dict[str, Any]:
     from tests.fakes import FakeOllamaServer, FakeReply
     from tests.fakes.brain import Brain, prompt_text
     from textual import events
@@ -144,6 +204,8 @@ async def child(seconds: float) -> dict[str, Any]:
     stream = Paced(stream_chunks=tokens("b", streamed), rate=RATE)
     left = Paced(stream_chunks=tokens("c", streamed), rate=RATE)
     right = Paced(stream_chunks=tokens("d", streamed), rate=RATE)
+    for paced in (reply, stream, left, right):
+        paced.sent = Sent(len(paced.stream_chunks or ()))  # type: ignore[assignment]
     replies = ((reply,), (stream,), (left, right))
     steps = (("S-01",), ("S-01",), ("S-01", "S-02"))
 
@@ -177,9 +239,17 @@ async def child(seconds: float) -> dict[str, Any]:
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-ui-"))
     (tmp / "ws").mkdir()
-    server = FakeOllamaServer(responder=brain, models=[MODEL], hang_limit=60.0).start()
+
+    def make_server() -> Any:
+        return FakeOllamaServer(responder=brain, models=[MODEL], hang_limit=60.0)
+
+    if server_in == "thread":
+        server = make_server().start()
+        url, stop_server = server.url, server.stop
+    else:
+        url, stop_server = serve_apart(make_server)
     overrides: dict[str, Any] = {
-        "model": {"provider": "ollama", "name": MODEL, "base_url": server.url},
+        "model": {"provider": "ollama", "name": MODEL, "base_url": url},
         "storage": {"data_dir": str(tmp / "data")},
         "tools": {"workspace": str(tmp / "ws"), "approval": "auto", "clarify": "auto"},
         "memory": {"max_recall": 0},
@@ -329,7 +399,7 @@ async def child(seconds: float) -> dict[str, Any]:
                 "overlap_s": min(left.sent[-1], right.sent[-1]) - max(left.sent[0], right.sent[0]),
             }
     finally:
-        server.stop()
+        stop_server()
     return out
 
 
@@ -390,19 +460,22 @@ def steal_share(before: list[int], after: list[int]) -> float:
     return (after[7] - before[7]) / total * 100 if total else float("nan")
 
 
-def run_child(tree: Path, seconds: float) -> dict[str, Any]:
+def run_child(tree: Path, seconds: float, server_in: str) -> dict[str, Any]:
     before = cpu_ticks()
-    result = _run_child(tree, seconds)
+    result = _run_child(tree, seconds, server_in)
     result["steal_pct"] = steal_share(before, cpu_ticks())
     return result
 
 
-def _run_child(tree: Path, seconds: float) -> dict[str, Any]:
+def _run_child(tree: Path, seconds: float, server_in: str) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SOOTHE_", "OLLAMA_"))}
     env["PYTHONPATH"] = f"{tree / 'src'}{os.pathsep}{tree}"
     env.pop("NO_COLOR", None)
     proc = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--child", "--seconds", str(seconds)],
+        [
+            *(sys.executable, str(Path(__file__).resolve()), "--child"),
+            *("--seconds", str(seconds), "--server", server_in),
+        ],
         cwd=tree,
         env=env,
         capture_output=True,
@@ -430,7 +503,9 @@ def machine_ms() -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def run(runs: int = 5, seconds: float = 3.0, base: Path = BASE) -> dict[str, float]:
+def run(
+    runs: int = 5, seconds: float = 3.0, base: Path = BASE, server_in: str = "process"
+) -> dict[str, float]:
     speed_before = machine_ms()
     trees = {"this tree": ROOT}
     if (base / "src" / "soothe").is_dir():
@@ -442,10 +517,11 @@ def run(runs: int = 5, seconds: float = 3.0, base: Path = BASE) -> dict[str, flo
         # bench (it does) favours neither tree
         order = list(trees.items()) if index % 2 == 0 else list(reversed(trees.items()))
         for name, tree in order:
-            results[name].append(run_child(tree, seconds))
+            results[name].append(run_child(tree, seconds, server_in))
     print(
         f"live stream on the real Session + fake Ollama, {runs} runs per tree alternated ABBA, "
-        f"{SIZE[0]}x{SIZE[1]} headless, {RATE:.0f} tok/s streams of {seconds:.0f} s; "
+        f"{SIZE[0]}x{SIZE[1]} headless, {RATE:.0f} tok/s streams of {seconds:.0f} s, "
+        f"the fake server in {'the app' if server_in == 'thread' else 'its own'} process; "
         f"load average at start {load[0]:.2f} {load[1]:.2f}, at end "
         f"{os.getloadavg()[0]:.2f}; a 2M-step Python loop took {speed_before:.0f} ms before, "
         f"{machine_ms():.0f} ms after"
@@ -509,11 +585,17 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--base", type=Path, default=BASE)
+    parser.add_argument(
+        "--server",
+        choices=("process", "thread"),
+        default="process",
+        help="where the fake Ollama runs: its own process (as a real one), or a thread",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         start_like_run_tui()
         sys.path[:0] = [os.getcwd() + "/src", os.getcwd()]
-        print(RESULT + json.dumps(asyncio.run(child(args.seconds))), flush=True)
+        print(RESULT + json.dumps(asyncio.run(child(args.seconds, args.server))), flush=True)
     else:
-        run(args.runs, args.seconds, args.base)
+        run(args.runs, args.seconds, args.base, args.server)

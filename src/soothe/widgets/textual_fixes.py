@@ -17,6 +17,15 @@ its newest rows scrolls right after each layout that grew it (a step's card moun
 grew): every such scroll repainted all 120x40 cells, 20-40 ms that the keys and the tokens
 waited for. The fix compares with the places the last layout or scroll gave (what the
 screen shows), so a scroll repaints what moved.
+
+Frames: a repeating ``Timer`` (``timer.py``, ``Timer._run``) that fell behind skips to
+``start + (count + 1) * interval`` with ``count = int((now - start) / interval + 1)``: the
+second tick of its grid after now, not the first. The screen's update timer (60/s) falls
+behind at every frame: it pauses between frames, and a frame takes 9-30 ms while steps
+stream. So the frame after a frame came 17-33 ms late on top of the frame itself: a key
+typed during a frame waited up to 80 ms for its echo. The fix skips to the first tick
+after now, as Textual's ``skip`` promises ("skip callbacks that couldn't be sent in
+time"); every interval timer of the app gets it.
 """
 
 from __future__ import annotations
@@ -24,16 +33,20 @@ from __future__ import annotations
 from functools import lru_cache, wraps
 from typing import Any
 
+from textual import _time
 from textual._compositor import Compositor
 from textual._styles_cache import StylesCache
 from textual.color import Color
 from textual.style import Style
+from textual.timer import EventTargetGone, Timer
 
 __all__ = ["applied", "apply"]
 
 _APPLIED: set[str] = set()
-"""The fixes ``apply()`` put in place ("styles cache", "scroll repaint")."""
+"""The fixes ``apply()`` put in place ("styles cache", "scroll repaint", "timer skip")."""
 _DONE = False
+TEXTUAL_TIMER_RUN = Timer._run
+"""Textual's own loop (tests compare the fix with it)."""
 
 
 @lru_cache(1024)
@@ -75,6 +88,37 @@ def _reflow_visible_against_shown(reflow_visible: Any) -> Any:
     return visible
 
 
+async def _run_timer_on_grid(self: Timer) -> None:
+    """``Timer._run`` with a late timer's next tick the first one of its grid after now.
+
+    The same loop otherwise: wait until active, tick at ``start + n * interval``, honour
+    ``repeat``, ``pause()`` (tick when active again), ``reset()`` and ``skip``.
+    """
+    count = 0
+    repeat = self._repeat
+    interval = self._interval
+    await self._active.wait()
+    start = _time.get_time()
+    while repeat is None or count <= repeat:
+        due = start + (count + 1) * interval
+        now = _time.get_time()
+        if self._skip and due < now:
+            count = int((now - start) / interval)  # the tick at or before now: next is after
+            continue
+        await _time.sleep(max(0.0, due - now))
+        count += 1
+        await self._active.wait()
+        if self._reset:
+            start = _time.get_time()
+            count = 0
+            self._reset = False
+            continue
+        try:
+            await self._tick(next_timer=due, count=count)
+        except EventTargetGone:
+            break
+
+
 def applied() -> frozenset[str]:
     return frozenset(_APPLIED)
 
@@ -97,3 +141,7 @@ def apply() -> None:
             Compositor.reflow_visible
         )
         _APPLIED.add("scroll repaint")
+    # (tests/app/test_timer_skip.py checks Textual's loop still skips one tick too many)
+    if {"_skip", "_reset", "_tick"} <= set(Timer._run.__code__.co_names):
+        Timer._run = _run_timer_on_grid  # type: ignore[method-assign]
+        _APPLIED.add("timer skip")

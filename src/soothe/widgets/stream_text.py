@@ -213,6 +213,18 @@ class StreamText(PlacedOnce, StyledPerFrame, Widget):
             self._rewrap(self.size.width)
             self.refresh(layout=True)
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        width = self.size.width
+        if width and width != self._wrap_width:
+            # Placed at another width than the layout last asked its height for (the
+            # layout asks for a trial width, e.g. beside a scrollbar it then drops, and
+            # keeps the place it had): the rows must be wrapped at the width they show at.
+            shown = self.shown_count
+            self._rewrap(width)
+            # every row: this frame's from the cleared cache, the rest in the next frame
+            self.refresh(layout=self.shown_count != shown)
+        return super().render_lines(crop)
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         style = self.frame_style

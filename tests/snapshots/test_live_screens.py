@@ -16,6 +16,7 @@ from soothe.widgets.goal_tree import NodeRef
 from tests.app.real_harness import (
     Pause,
     Rig,
+    assess,
     classify,
     parallel_flow,
     plan,
@@ -137,6 +138,8 @@ def test_evidence_filtered_to_a_goal(snap_compare, rig: Rig) -> None:
         FakeReply(tool_calls=[{"name": "list_dir", "args": {"path": "."}}]),
         "The workspace holds README.md only.",
     )
+    rig.brain.add("StatusAssessment", assess("done", progress="complete"))
+    rig.brain.add("complete", "The workspace holds README.md only.")
     app = rig.app()
 
     async def run_before(pilot: Pilot[Any]) -> None:

@@ -7,10 +7,12 @@ from soothe.engine.events import PlannedStep
 from tests.app.fake_session import FakeSession, ScriptItem
 
 
-def plan(goal_id: str, *steps: tuple[str, str, list[str]], reasoning: str = "") -> ev.PlanCreated:
+def plan(
+    goal_id: str, *steps: tuple[str, str, list[str]], reasoning: str = "", iteration: int = 1
+) -> ev.PlanCreated:
     return ev.PlanCreated(
         goal_id=goal_id,
-        iteration=1,
+        iteration=iteration,
         reasoning=reasoning,
         steps=[
             PlannedStep(id=sid, description=desc, dependencies=deps) for sid, desc, deps in steps
@@ -88,13 +90,14 @@ def busy_board(session: FakeSession) -> list[ScriptItem]:
             goal_id="G3",
             status="continue",
             goal_progress="medium",
-            reasoning="outline exists, body missing",
+            reasoning="the release notes are in; the post is not written yet",
         ),
         plan(
             "G3",
             ("S1", "Outline the post", []),
             ("S2", "Write the body", ["S1"]),
             ("S3", "Proofread", ["S2"]),
+            iteration=2,
         ),
         ev.StepStarted(goal_id="G3", step_id="S1", description="Outline the post"),
         ev.StepCompleted(goal_id="G3", step_id="S1", duration_s=0.6),

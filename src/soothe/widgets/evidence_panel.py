@@ -66,7 +66,7 @@ class EvidencePanel(OptionList):
         goal_id, step_id = self.scope
         where = "/".join(p for p in (goal_id, step_id) if p)
         text = (
-            f"No evidence for {where} — a shows all."
+            f"No evidence for {where} — press a to show all."
             if where and self.entries
             else "No evidence yet — tool results and findings land here."
         )

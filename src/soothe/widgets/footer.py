@@ -4,16 +4,23 @@ Textual's Footer rebuilds all its keys (a dozen widgets, so a layout of the whol
 whenever anything calls ``refresh_bindings`` - a run starting or ending, a goal updated,
 the tree cursor moving - most often with the same keys as before. On a full screen that
 layout costs a tenth of a second of the loop the run shares.
+
+Keys that do not fit whole are left out from the right (F1 lists every key) instead of
+the last one cut mid-word ("^l Promp").
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from textual import events
 from textual.widgets import Footer
 
 if TYPE_CHECKING:
     from textual.screen import Screen
+    from textual.widget import Widget
+
+PALETTE = "-command-palette"
 
 
 class SteadyFooter(Footer):
@@ -42,8 +49,28 @@ class SteadyFooter(Footer):
             return
         self._shown = keys
         await self.recompose()
+        self.call_after_refresh(self._leave_out_what_does_not_fit)
         # Each FooterKey binds ``compact`` to the footer (a watcher on it); Textual drops a
         # closed widget's watcher only when the value changes, which ``compact`` never
         # does: without this every recompose kept a dozen removed keys alive.
         for watchers in getattr(self, "__watchers", {}).values():
             watchers[:] = [(node, cb) for node, cb in watchers if not node._closing]
+
+    def on_resize(self, event: events.Resize) -> None:
+        for item in self._items():
+            item.display = True  # placed again at the new width, then left out if need be
+        self.call_after_refresh(self._leave_out_what_does_not_fit)
+
+    def _items(self) -> list[Widget]:
+        return [child for child in self.children if not child.has_class(PALETTE)]
+
+    def _leave_out_what_does_not_fit(self) -> None:
+        if not self.is_attached:
+            return
+        palette = [child for child in self.children if child.has_class(PALETTE)]
+        limit = palette[0].region.x if palette else self.content_region.right
+        past = False
+        for item in self._items():
+            past = past or item.region.right > limit
+            if past:
+                item.display = False

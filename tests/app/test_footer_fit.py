@@ -1,0 +1,42 @@
+"""The footer leaves out the keys that do not fit whole, from the right, instead of
+cutting the last one mid-word ("^l Promp"); it shows them again when there is room."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from soothe.widgets.footer import PALETTE, SteadyFooter
+from tests.app.real_harness import Rig, ready, settle
+
+
+def placed(footer: SteadyFooter) -> tuple[list[Any], list[Any], int]:
+    """The footer's keys shown and left out, and where the palette key starts."""
+    items = [child for child in footer.children if not child.has_class(PALETTE)]
+    palette = [child for child in footer.children if child.has_class(PALETTE)]
+    return (
+        [item for item in items if item.display],
+        [item for item in items if not item.display],
+        palette[0].region.x,
+    )
+
+
+async def test_the_footer_shows_whole_keys_only(rig: Rig) -> None:
+    app = rig.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app, pilot)
+        await app.session.add_goal("Write the notes")
+        await settle(app, pilot)
+        await pilot.press("ctrl+g")  # the tree's keys: more than 100 columns of them
+        await settle(app, pilot)
+        footer = app.query_one(SteadyFooter)
+        shown, left_out, palette_at = placed(footer)
+        assert shown and left_out
+        assert all(item.region.right <= palette_at for item in shown)
+        await pilot.resize_terminal(240, 30)
+        await settle(app, pilot)
+        shown, left_out, palette_at = placed(footer)
+        assert not left_out and all(item.region.right <= palette_at for item in shown)
+        await pilot.resize_terminal(100, 30)
+        await settle(app, pilot)
+        shown, left_out, palette_at = placed(footer)
+        assert left_out and all(item.region.right <= palette_at for item in shown)

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.style import Style
 from textual.pilot import Pilot
 from textual.widgets import Button, Static
 
 from soothe.app.main import SootheApp
 from soothe.app.screens.requests import ApprovalModal
+from soothe.widgets.goal_tree import NodeRef
 from tests.app.real_harness import Rig, classify, ready, screen_text, send, settle, until
 from tests.fakes._base import FakeReply
 
@@ -117,3 +119,29 @@ async def test_run_shell_shows_the_command_not_json(rig: Rig) -> None:
         assert str(modal.query_one("#approve_always", Button).label) == "Always pytest"
         await pilot.press("d")
         await settle(app, pilot)
+
+
+async def test_the_waiting_step_shows_the_users_turn_in_the_tree(rig: Rig) -> None:
+    """While its tool call waits for approval the step reads ``?`` like its goal, not the
+    running spinner; once answered it runs on and ends done."""
+    _asking(rig)
+    _one_step(rig, tool("write_file", path="new.txt", content="hello\n"), "Wrote new.txt.")
+    app = rig.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await send(app, pilot, "Write the file")
+        await _modal(app, pilot)
+        assert app.session is not None
+        (goal,) = (g.id for g in app.session.goals())
+        tree = app.main.goal_tree
+
+        def row(step: str | None = None) -> str:
+            node = tree.node_for(NodeRef("step", goal, step) if step else NodeRef("goal", goal))
+            assert node is not None
+            return tree.render_label(node, Style(), Style()).plain
+
+        assert row().startswith("? ") and row("S-01").startswith("? S-01")
+        await pilot.press("a")  # approve once
+        await settle(app, pilot)
+        assert row("S-01").startswith("✓ S-01")
+        assert not row().startswith("?")

@@ -18,7 +18,10 @@ def test_each_glyph_has_one_meaning() -> None:
         for status, glyph in table.items():
             meanings[glyph].add(status)
     shared = {glyph: names for glyph, names in meanings.items() if len(names) > 1}
-    assert shared == {"✓": {"completed", "validated"}}  # both: the work is done
+    assert shared == {
+        "✓": {"completed", "validated"},  # both: the work is done
+        "?": {"awaiting_clarification", "awaiting"},  # both: the user's turn (goal, step)
+    }
     assert GOAL_GLYPHS["blocked"] == "⊘" and GOAL_GLYPHS["cancelled"] == "⊗"
 
 

@@ -132,8 +132,8 @@ class AppPort:
     def server_lost(self, error: str) -> None:
         self.app.server_lost(error)
 
-    def set_awaiting(self, goal_id: str, kind: str | None) -> None:
-        self.app.main.goal_tree.set_awaiting(goal_id, kind)
+    def set_awaiting(self, goal_id: str, kind: str | None, step_id: str | None = None) -> None:
+        self.app.main.goal_tree.set_awaiting(goal_id, kind, step_id)
 
     def open_clarification(self, event: ev.ClarificationRequested, asker: str) -> None:
         self.app.open_clarification(event, asker)

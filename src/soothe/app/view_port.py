@@ -32,7 +32,7 @@ class ViewPort(Protocol):
     def run_started(self) -> None: ...
     def run_ended(self, duration: float | None) -> None: ...
     def server_lost(self, error: str) -> None: ...
-    def set_awaiting(self, goal_id: str, kind: str | None) -> None: ...
+    def set_awaiting(self, goal_id: str, kind: str | None, step_id: str | None = None) -> None: ...
     def open_clarification(self, event: ev.ClarificationRequested, asker: str) -> None: ...
     def open_approval(self, event: ev.ApprovalRequested, asker: str) -> None: ...
     def close_request(self, request_id: str) -> None: ...
@@ -162,7 +162,7 @@ class RequestEvents:
         self.note(self._keys(event), f"{event.goal_id or 'agent'} asks: {asks}", "warn")
         if self.live:
             if event.goal_id:
-                self.port.set_awaiting(event.goal_id, "clarification")
+                self.port.set_awaiting(event.goal_id, "clarification", event.step_id)
             self.port.open_clarification(event, self._asker(event))
 
     def _clarification_answered(self, event: ev.ClarificationAnswered) -> None:
@@ -183,7 +183,7 @@ class RequestEvents:
         self.note(self._keys(event), f"approval needed to run {event.tool}", "warn")
         if self.live:
             if event.goal_id:
-                self.port.set_awaiting(event.goal_id, "approval")
+                self.port.set_awaiting(event.goal_id, "approval", event.step_id)
             self.port.open_approval(event, self._asker(event))
 
     def _approval_answered(self, event: ev.ApprovalAnswered) -> None:

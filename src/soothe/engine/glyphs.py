@@ -28,4 +28,5 @@ STEP_GLYPHS: dict[str, str] = {
     "skipped": "↷",
     "cancelled": "⊗",  # an interrupted step (a step has no status of that name in the store)
     "suspended": "‖",  # a paused step's card (the store has it pending)
+    "awaiting": "?",  # a running step whose tool call or question waits for the user
 }

@@ -151,6 +151,8 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
         self._goal_nodes: dict[str, TreeNode[NodeRef]] = {}
         self._step_nodes: dict[tuple[str, str], TreeNode[NodeRef]] = {}
         self._awaiting: dict[str, str] = {}
+        self._awaiting_step: dict[str, str] = {}
+        """The step (per goal) whose tool call or question waits for the user."""
         self.conversation = self.root.add_leaf("Conversation", NodeRef("conversation"))
         self.root.expand()
 
@@ -226,6 +228,7 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
         node = self._goal_nodes.pop(goal_id, None)
         self._goals.pop(goal_id, None)
         self._awaiting.pop(goal_id, None)
+        self._awaiting_step.pop(goal_id, None)
         for key in [k for k in self._step_nodes if k[0] == goal_id]:
             del self._step_nodes[key]
         if node is None:
@@ -241,16 +244,25 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
         self._goal_nodes.clear()
         self._step_nodes.clear()
         self._awaiting.clear()
+        self._awaiting_step.clear()
         self.move_cursor(self.conversation)
 
-    def set_awaiting(self, goal_id: str, what: str | None) -> None:
+    def set_awaiting(self, goal_id: str, what: str | None, step_id: str | None = None) -> None:
+        """The goal (and its step ``step_id``) waits for the user's answer, or no more."""
+        before = self._awaiting_step.pop(goal_id, None)
         if what:
             self._awaiting[goal_id] = what
+            if step_id:
+                self._awaiting_step[goal_id] = step_id
         else:
             self._awaiting.pop(goal_id, None)
-        node = self._goal_nodes.get(goal_id)
-        if node is not None:
-            node.refresh()
+        for node in (
+            self._goal_nodes.get(goal_id),
+            self._step_nodes.get((goal_id, before or "")),
+            self._step_nodes.get((goal_id, step_id or "")),
+        ):
+            if node is not None:
+                node.refresh()
 
     def advance_spinner(self) -> None:
         if self.spinner_tick is None:
@@ -403,13 +415,16 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
         step = next((s for s in goal.steps if s.id == ref.step_id), None)
         if step is None:
             return Text(ref.step_id or "")
-        icon = status_icon(step.status, self.spinner_tick, step=True)
+        status = step.status
+        if status == "active" and self._awaiting_step.get(goal.id) == step.id:
+            status = "awaiting"  # as its goal's "?" says: the user's turn
+        icon = status_icon(status, self.spinner_tick, step=True)
         kind = " ask" if step.kind == "ask_user" else ""
         head = f"{icon} {step.id} "
         left = room - len(head) - len(kind)
         description = _fit(step.description, left) if left > 0 else ""
         return Text.assemble(
-            (icon, self._style(step.status)),
+            (icon, self._style("awaiting_clarification" if status == "awaiting" else status)),
             " ",
             (step.id, self._style("id")),
             " ",

@@ -415,7 +415,7 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
         step = next((s for s in goal.steps if s.id == ref.step_id), None)
         if step is None:
             return Text(ref.step_id or "")
-        status = step.status
+        status: str = step.status
         if status == "active" and self._awaiting_step.get(goal.id) == step.id:
             status = "awaiting"  # as its goal's "?" says: the user's turn
         icon = status_icon(status, self.spinner_tick, step=True)

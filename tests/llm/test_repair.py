@@ -109,3 +109,16 @@ def test_a_fence_inside_a_string_does_not_cut_the_object_short() -> None:
     """Hypothesis found it: the fence's body ended at the ``` inside the key, and that
     prefix, closed, came back as {} before the whole object was tried."""
     assert parsed('```json\n{"```": null}\n```') == {"```": None}
+
+
+@pytest.mark.parametrize("key", ["```", "a```", " ```"])
+def test_a_fence_inside_a_key_is_part_of_the_object(key: str) -> None:
+    """Hypothesis found ``{"```": {}}`` in prose read as {}: the ``` was taken for a fence
+    opening and its "body" ``{}}`` read whole."""
+    obj = {key: {}}
+    assert parsed(f"Here it is:\n{json.dumps(obj)}\nLet me know.") == obj
+    assert parsed(f"```json\n{json.dumps(obj)}\n```") == obj
+
+
+def test_a_fence_after_an_object_in_prose_still_counts() -> None:
+    assert parsed('I had {"a": 1} before; the answer:\n```json\n{"b": 2}\n```') == {"b": 2}

@@ -84,16 +84,31 @@ def repair(text: str) -> Repaired | None:
 
 
 def extract_candidates(text: str) -> list[str]:
-    """Substrings that may hold the object: fenced blocks first, then from each ``{``."""
+    """Substrings that may hold the object: fenced blocks first, then from each ``{``.
+
+    A ``` inside an object that reads whole from an earlier ``{`` is part of one of its
+    strings (``{"```": {}}``), not a fence: its "body" would be a piece of the object.
+    """
     out: list[str] = []
+    starts: list[int] = []
+    start = text.find("{")
+    while start != -1 and len(starts) < _MAX_CANDIDATES:
+        starts.append(start)
+        start = text.find("{", start + 1)
+    whole: list[tuple[int, int]] = []  # where objects that read whole lie in ``text``
+    for start in starts:
+        if any(begin < start < end for begin, end in whole):
+            continue
+        found, length = _scan(text[start:])
+        if found is not None and not found.closed:
+            whole.append((start, start + length))
     for match in _FENCE.finditer(text):
+        if any(begin < match.start() < end for begin, end in whole):
+            continue
         body = match.group(1).strip()
         if "{" in body:
             out.append(body[body.index("{") :])
-    start = text.find("{")
-    while start != -1 and len(out) < _MAX_CANDIDATES:
-        out.append(text[start:])
-        start = text.find("{", start + 1)
+    out.extend(text[start:] for start in starts)
     # A JSON string holding an object: "{\"a\": 1}"
     if text.startswith('"') and "{" in text:
         out.append(text)
@@ -113,15 +128,20 @@ def _normalise(text: str) -> Repaired | None:
     Scans once, tracking the bracket stack and string state. Stops at the end of the
     first top-level value, so prose after the object is dropped.
     """
+    return _scan(text)[0]
+
+
+def _scan(text: str) -> tuple[Repaired | None, int]:
+    """``_normalise``, and where in ``text`` the scan stopped (past a whole object's end)."""
     out: list[str] = []
     stack: list[str] = []
     # Points where the output is a valid prefix once closed: (length, stack copy).
     safe: list[tuple[int, list[str]]] = []
     i, n = 0, len(text)
     if not text.startswith(("{", '"')):
-        return None
+        return None, i
     if text.startswith('"'):
-        return Repaired(text, closed=False)  # a JSON string: _loads_object unwraps it
+        return Repaired(text, closed=False), n  # a JSON string: _loads_object unwraps it
     while i < n:
         ch = text[i]
         if ch in "\"'":
@@ -169,7 +189,7 @@ def _normalise(text: str) -> Repaired | None:
             buf.append('"')
             out.append("".join(buf))
             if not closed:
-                return close_truncated(out, stack, safe)
+                return close_truncated(out, stack, safe), i
             if _next_significant(text, i) != ":" and stack:
                 safe.append((len(out), list(stack)))
             continue
@@ -192,7 +212,7 @@ def _normalise(text: str) -> Repaired | None:
                 out.append(stack.pop())
             i += 1
             if not stack:
-                return Repaired("".join(out), closed=False)
+                return Repaired("".join(out), closed=False), i
             safe.append((len(out), list(stack)))
             continue
         if ch in ",:":
@@ -209,7 +229,7 @@ def _normalise(text: str) -> Repaired | None:
             continue
         match = _TOKEN.match(text, i)
         if match is None:
-            return None
+            return None, i
         token = match.group(0)
         i = match.end()
         if token[0].isalpha() or token[0] == "_":
@@ -220,7 +240,7 @@ def _normalise(text: str) -> Repaired | None:
             if lit is None:
                 if i == n:  # a literal cut short, e.g. "tru": drop it when closing
                     break
-                return None
+                return None, i
             out.append(lit)
         else:
             if token.startswith((".", "-.")):
@@ -231,8 +251,8 @@ def _normalise(text: str) -> Repaired | None:
         if stack:
             safe.append((len(out), list(stack)))
     if not stack:
-        return Repaired("".join(out), closed=False) if out else None
-    return close_truncated(out, stack, safe)
+        return (Repaired("".join(out), closed=False) if out else None), i
+    return close_truncated(out, stack, safe), i
 
 
 def close_truncated(

@@ -104,6 +104,8 @@ async def _run_timer_on_grid(self: Timer) -> None:
         now = _time.get_time()
         if self._skip and due < now:
             count = int((now - start) / interval)  # the tick at or before now: next is after
+            while start + (count + 1) * interval < now:  # a float one ulp short
+                count += 1
             continue
         await _time.sleep(max(0.0, due - now))
         count += 1

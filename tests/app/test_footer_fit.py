@@ -3,7 +3,10 @@ cutting the last one mid-word ("^l Promp"); it shows them again when there is ro
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
+
+from textual.widgets._footer import FooterLabel, KeyGroup
 
 from soothe.widgets.footer import PALETTE, SteadyFooter
 from tests.app.real_harness import Rig, ready, settle
@@ -40,3 +43,33 @@ async def test_the_footer_shows_whole_keys_only(rig: Rig) -> None:
         await settle(app, pilot)
         shown, left_out, palette_at = placed(footer)
         assert left_out and all(item.region.right <= palette_at for item in shown)
+
+
+def groups_keep_their_labels(footer: SteadyFooter) -> bool:
+    """A key group (the tree's priority keys) is shown only with the label after it."""
+    items = [child for child in footer.children if not child.has_class(PALETTE)]
+    return not any(
+        isinstance(item, KeyGroup)
+        and isinstance(following, FooterLabel)
+        and item.display
+        and not following.display
+        for item, following in pairwise(items)
+    )
+
+
+async def test_a_key_group_goes_with_its_label(rig: Rig) -> None:
+    app = rig.app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(app, pilot)
+        await app.session.add_goal("Write the notes")
+        await settle(app, pilot)
+        await pilot.press("ctrl+g")
+        await settle(app, pilot)
+        footer = app.query_one(SteadyFooter)
+        assert footer.query(KeyGroup), "the tree's priority keys are a group"
+        for width in range(90, 100):
+            await pilot.resize_terminal(width, 30)
+            await settle(app, pilot)
+            shown, _, palette_at = placed(footer)
+            assert all(item.region.right <= palette_at for item in shown), width
+            assert groups_keep_their_labels(footer), width

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.widgets import Footer
+from textual.widgets._footer import FooterLabel, KeyGroup
 
 if TYPE_CHECKING:
     from textual.screen import Screen
@@ -69,8 +70,13 @@ class SteadyFooter(Footer):
             return
         palette = [child for child in self.children if child.has_class(PALETTE)]
         limit = palette[0].region.x if palette else self.content_region.right
+        items = self._items()
         past = False
-        for item in self._items():
-            past = past or item.region.right > limit
+        for index, item in enumerate(items):
+            right = item.region.right
+            following = items[index + 1] if index + 1 < len(items) else None
+            if isinstance(item, KeyGroup) and isinstance(following, FooterLabel):
+                right = following.region.right  # a group's keys mean nothing without it
+            past = past or right > limit
             if past:
                 item.display = False

@@ -219,10 +219,10 @@ class StreamText(PlacedOnce, StyledPerFrame, Widget):
             # Placed at another width than the layout last asked its height for (the
             # layout asks for a trial width, e.g. beside a scrollbar it then drops, and
             # keeps the place it had): the rows must be wrapped at the width they show at.
-            shown = self.shown_count
             self._rewrap(width)
-            # every row: this frame's from the cleared cache, the rest in the next frame
-            self.refresh(layout=self.shown_count != shown)
+            # every row: this frame's from the cleared cache, the rest in the next frame;
+            # a layout only when the rows now need another height than the one placed
+            self.refresh(layout=self.shown_count != self.size.height)
         return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import os
@@ -121,8 +122,11 @@ class Sent:
         self._count = multiprocessing.RawValue("i", 0)
 
     def append(self, at: float) -> None:
-        self._at[self._count.value] = at  # the time first, then the count that shows it
-        self._count.value += 1
+        count = self._count.value
+        if count >= len(self._at):
+            return  # full: the figures use the first chunks, a reply past them is not lost
+        self._at[count] = at  # the time first, then the count that shows it
+        self._count.value = count + 1
 
     def __len__(self) -> int:
         return int(self._count.value)
@@ -147,19 +151,25 @@ def serve_apart(make_server: Any) -> tuple[str, Any]:
     ours, theirs = context.Pipe()
 
     def serve() -> None:
+        ours.close()  # this process's copy: the app's process going must read as EOF here
         server = make_server().start()
         theirs.send(server.url)
-        theirs.recv()  # until the app's process says stop (or goes: EOFError)
+        with contextlib.suppress(EOFError):
+            theirs.recv()  # until the app's process says stop (or goes)
 
     process = context.Process(target=serve, daemon=True)
     process.start()
+    theirs.close()
     url = ours.recv()
 
     def stop() -> None:
-        ours.send("stop")
+        with contextlib.suppress(OSError):
+            ours.send("stop")
         process.join(5)
         if process.is_alive():
             process.kill()
+            process.join()
+        ours.close()
 
     return str(url), stop
 
@@ -282,9 +292,13 @@ async def child(seconds: float, server_in: str = "process") -> dict[str, Any]:
         deadline = time.perf_counter() + timeout
         while not check():
             if time.perf_counter() > deadline:
+                calls = (
+                    f"model calls: {brain.kinds()}, left: {brain.leftover()}"
+                    if server_in == "thread"
+                    else "the server's calls are in its own process"
+                )
                 raise TimeoutError(
-                    f"no {what} within {timeout} s (model calls: {brain.kinds()}, "
-                    f"left: {brain.leftover()}, running: {app.running})"
+                    f"no {what} within {timeout} s ({calls}, running: {app.running})"
                 )
             await asyncio.sleep(0.002)
 

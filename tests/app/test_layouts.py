@@ -209,3 +209,34 @@ async def test_tree_labels_refit_when_a_scrollbar_comes_with_a_shorter_terminal(
         await _quiet(pilot)
         assert shown == tree.render_line(1).text
         assert shown.rstrip().endswith("p50")  # the badge is not cut by the scrollbar
+
+
+async def test_following_the_end_scrolls_in_the_layout_that_grew_the_view(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A block added at the end of a full view is placed and scrolled to in one pass:
+    scrolled after the layout (``scroll_end`` once the virtual size grew), every growth
+    was a second pass that repainted every row of the view."""
+    passes: list[bool] = []
+    real = Screen._refresh_layout
+
+    def counted(self: Screen[Any], size: Any = None, scroll: bool = False) -> None:
+        passes.append(scroll)
+        real(self, size, scroll)
+
+    view = StepStream()
+    transcript = Transcript("conversation", "Conversation")
+    for i in range(30):
+        transcript.note(f"earlier note {i}")
+    app = One(view)
+    async with app.run_test(size=(60, 12)) as pilot:
+        view.show(transcript)
+        await _quiet(pilot)
+        assert view.max_scroll_y > 0 and view.scroll_y == view.max_scroll_y
+        monkeypatch.setattr(Screen, "_refresh_layout", counted)
+        for i in range(3):
+            view.touch([transcript.note(f"new note {i}")])
+            await _quiet(pilot)
+        assert view.scroll_y == view.max_scroll_y
+        assert "new note 2" in screen_text(app)
+        assert passes == [False, False, False]  # one layout per note, no scroll pass

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.geometry import Size
+from textual.scrollbar import ScrollBar
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -29,6 +30,7 @@ from soothe.widgets.tool_call import ToolCallBlock
 from soothe.widgets.transcript import Answer, Block, Note, StepCard, ToolRun, Transcript
 
 if TYPE_CHECKING:
+    from textual._arrange import DockArrangeResult
     from textual.widget import AwaitMount
     from textual.widgets import Markdown
 
@@ -256,6 +258,22 @@ class StepStream(VerticalScroll):
             self.transcript.trim()
             self.show(self.transcript)
         self.scroll_end(animate=False)
+
+    def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
+        """Following the end, be scrolled to the end of what this layout placed, in the
+        layout itself: scrolled after it (``scroll_end`` once the virtual size grew), each
+        growth was a second pass that repainted every row of the view (20 ms a time while
+        two steps stream, as their cards mount and open). What Textual's ``anchor()`` does
+        in its compositor, without pinning content shorter than the view to its bottom."""
+        result = super().arrange(size, optimal)
+        if self.follow and self.is_attached and not self._block_has_focus():
+            view = self.container_size.height - self.scrollbar_size_horizontal
+            end = max(0, result.spatial_map.total_region.bottom - view)
+            if end > self.scroll_y:
+                self.set_reactive(Widget.scroll_y, end)
+                self.set_reactive(Widget.scroll_target_y, end)
+                self.vertical_scrollbar.set_reactive(ScrollBar.position, end)
+        return result
 
     def _size_updated(
         self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True

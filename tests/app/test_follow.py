@@ -4,7 +4,11 @@ ctrl+o jumps to the active goal, and back to the conversation when nothing runs.
 
 from __future__ import annotations
 
+from textual.scrollbar import ScrollTo, ScrollUp
+
 from soothe.app.handler import CONVERSATION, FOLLOW_QUIET_S
+from soothe.widgets.step_stream import StepStream
+from soothe.widgets.transcript import Transcript
 from tests.app.real_harness import (
     Rig,
     parallel_flow,
@@ -16,6 +20,7 @@ from tests.app.real_harness import (
     until,
     wait_event,
 )
+from tests.app.tiny_app import One
 
 
 async def test_a_new_request_takes_the_middle_panel_unless_the_user_just_chose(rig: Rig) -> None:
@@ -75,3 +80,29 @@ async def test_ctrl_o_jumps_to_the_active_goal(rig: Rig) -> None:
         await pilot.press("ctrl+o")  # nothing runs: back to the conversation
         await pilot.pause()
         assert app.main.stream.key == CONVERSATION
+
+
+async def test_the_scrollbar_dragged_or_clicked_up_stops_following() -> None:
+    """A drag of the thumb (ScrollTo) or a click on the track above it (ScrollUp) is the
+    user reading back: the view stays where they put it, also when the stream grows."""
+    for message in (ScrollTo(y=0, animate=False), ScrollUp()):
+        view = StepStream()
+        transcript = Transcript("conversation", "Conversation")
+        for i in range(30):
+            transcript.note(f"note {i}")
+        app = One(view)
+        async with app.run_test(size=(60, 12)) as pilot:
+            view.show(transcript)
+            for _ in range(4):
+                await pilot.pause()
+            end = view.scroll_y
+            assert end > 0 and view.follow
+            view.post_message(message)
+            for _ in range(4):
+                await pilot.pause()
+            moved = view.scroll_y
+            assert moved < end and not view.follow, message
+            view.touch([transcript.note("a new note")])
+            for _ in range(4):
+                await pilot.pause()
+            assert view.scroll_y == moved, message

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.geometry import Size
-from textual.scrollbar import ScrollBar
+from textual.scrollbar import ScrollBar, ScrollTo, ScrollUp
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -266,10 +266,14 @@ class StepStream(VerticalScroll):
         two steps stream, as their cards mount and open). What Textual's ``anchor()`` does
         in its compositor, without pinning content shorter than the view to its bottom."""
         result = super().arrange(size, optimal)
-        if self.follow and self.is_attached and not self._block_has_focus():
-            view = self.container_size.height - self.scrollbar_size_horizontal
-            end = max(0, result.spatial_map.total_region.bottom - view)
-            if end > self.scroll_y:
+        # ``size`` is the view's region this layout (its container_size is the last
+        # one's); only a growth past what was last placed: a scroll pass arranges too, and
+        # must not pull a scrollbar drag back to the end
+        bottom = result.spatial_map.total_region.bottom
+        grew = bottom > self.virtual_size.height
+        if grew and size.height and self.follow and self.is_attached:
+            end = max(0, bottom - size.height)
+            if end > self.scroll_y and not self._block_has_focus():
                 self.set_reactive(Widget.scroll_y, end)
                 self.set_reactive(Widget.scroll_target_y, end)
                 self.vertical_scrollbar.set_reactive(ScrollBar.position, end)
@@ -312,6 +316,15 @@ class StepStream(VerticalScroll):
         return focused is not None and focused is not self and self in focused.ancestors
 
     def on_mouse_scroll_up(self) -> None:
+        self._stop_following()
+
+    def on_scroll_to(self, message: ScrollTo) -> None:
+        """The scrollbar dragged up (or a key's scroll): the user reads back."""
+        if message.y is not None and message.y < self.scroll_y:
+            self._stop_following()
+
+    def on_scroll_up(self, message: ScrollUp) -> None:
+        """A click on the scrollbar's track above its thumb."""
         self._stop_following()
 
     def action_scroll_up(self) -> None:

@@ -397,6 +397,27 @@ async def test_the_pump_survives_a_widget_that_fails_in_flush(
         assert len(app.handler.errors) == 1, app.handler.errors
 
 
+async def test_a_model_call_that_ended_has_its_last_tokens_shown_at_once(rig: Rig) -> None:
+    """The pump batches events for an interval; the stream of a call that ended (its
+    Usage) has no more tokens coming, so its last ones are not held for the rest of it."""
+    app = rig.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        bus = app.require_session().bus
+        fields = {"goal_id": "G7", "step_id": "S-01"}
+        bus.publish(ev.GoalCreated(goal_id="G7", description="Write the rows"))
+        bus.publish(ev.StepStarted(description="Write the rows", **fields))
+        app.handler.interval = 60.0  # after the next batch, the next is a minute away...
+        bus.publish(ev.StepToken(text="the first tokens", **fields))
+        await until(lambda: "the first tokens" in screen_text(app), pilot)
+        await app.handler.wait_idle()
+        bus.publish(ev.StepToken(text=" and the last ones", **fields))
+        await until(lambda: app.handler.pending == 0, pilot)  # taken: the pump waits
+        assert "the last ones" not in screen_text(app)
+        bus.publish(ev.Usage(model="m", output_tokens=9, **fields))  # ...but the call ended
+        await until(lambda: "the first tokens and the last ones" in screen_text(app), pilot)
+
+
 # --- a long stream on the real Session ---------------------------------------------------
 
 ROWS = 200

@@ -277,3 +277,32 @@ async def test_close_ends_iteration_after_queued_events(bus: EventBus) -> None:
     assert len(a) == 0 and len(b) == 0
     with pytest.raises(StopAsyncIteration):
         await a.get()
+
+
+async def test_a_pause_ends_when_an_urgent_event_is_queued() -> None:
+    bus = EventBus()
+    sub = bus.subscribe("*", urgent=(RunFinished,))
+    pausing = asyncio.create_task(sub.pause(60))
+    await asyncio.sleep(0.01)
+    bus.publish(StepToken(text="a"))  # not urgent: the pause goes on
+    await asyncio.sleep(0.01)
+    assert not pausing.done()
+    bus.publish(RunFinished())
+    assert await asyncio.wait_for(pausing, 5) is True
+    assert [e.type for e in sub.drain()] == ["step.token", "run.finished"]
+
+
+async def test_a_pause_runs_its_time_when_nothing_urgent_waits() -> None:
+    bus = EventBus()
+    sub = bus.subscribe("*", urgent=(RunFinished,))
+    bus.publish(RunFinished())
+    assert await sub.pause(60) is True  # queued before the pause: at once
+    bus.publish(RunFinished())
+    sub.drain()  # read already: nothing waits to be acted on
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    assert await sub.pause(0.05) is False
+    assert loop.time() - started >= 0.04
+    plain = bus.subscribe("*")  # no urgent kinds: a plain sleep
+    bus.publish(RunFinished())
+    assert await plain.pause(0.01) is False

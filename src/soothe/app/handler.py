@@ -200,7 +200,9 @@ class EventHandler:
 
     def attach(self, bus: EventBus) -> None:
         self.detach()
-        self._sub = bus.subscribe("*")
+        # a model call that ended (its Usage) has sent its stream's last tokens: they are
+        # applied at once, not after the rest of the batch interval
+        self._sub = bus.subscribe("*", urgent=(ev.Usage,))
         self._task = asyncio.get_running_loop().create_task(self._pump(self._sub))
 
     def detach(self) -> None:
@@ -234,7 +236,7 @@ class EventHandler:
             wait = gap - (loop.time() - last)
             if wait > 0:
                 self._applying = True  # events are waiting for us: not idle
-                await asyncio.sleep(wait)
+                await sub.pause(wait)
             began = loop.time()
             tokens, rest = tokens_first([first, *sub.drain()])
             self.apply(tokens)

@@ -11,6 +11,7 @@ misattributed; lifecycle events are always queued.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -45,12 +46,21 @@ def _same_stream(a: EventBase, b: EventBase) -> bool:
 class Subscription:
     """An async iterator over the events of one topic."""
 
-    def __init__(self, bus: EventBus, topic: str, maxsize: int) -> None:
+    def __init__(
+        self,
+        bus: EventBus,
+        topic: str,
+        maxsize: int,
+        urgent: tuple[type[EventBase], ...] = (),
+    ) -> None:
         self.bus = bus
         self.topic = topic
         self.maxsize = maxsize
+        self.urgent = urgent
+        """Kinds of event that end a ``pause`` early (queued like any other)."""
         self._queue: deque[EventBase] = deque()
         self._wakeup = asyncio.Event()
+        self._urgent = asyncio.Event()
         self._closed = False
         self._tail_text: list[str] = []
         self.coalesced = 0
@@ -77,6 +87,8 @@ class Subscription:
         self._seal_tail()
         queue.append(event)
         self._wakeup.set()
+        if self.urgent and isinstance(event, self.urgent):
+            self._urgent.set()
 
     def _seal_tail(self) -> None:
         if self._tail_text:
@@ -98,7 +110,21 @@ class Subscription:
         self._seal_tail()
         while self._queue and (limit is None or len(out) < limit):
             out.append(self._queue.popleft())
+        if not self._queue:
+            self._urgent.clear()  # read: nothing waits to be acted on at once
         return out
+
+    async def pause(self, seconds: float) -> bool:
+        """Sleep ``seconds``, or less if an event of the ``urgent`` kinds is queued
+        meanwhile (or was since the last pause); True if one was. A reader that batches
+        events for a while uses it to act at once on the ones that must not wait."""
+        urgent = self._urgent
+        if not urgent.is_set() and seconds > 0 and not self._closed:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(urgent.wait(), seconds)
+        was = urgent.is_set()
+        urgent.clear()
+        return was
 
     async def get(self) -> EventBase:
         while not self._queue:
@@ -107,7 +133,10 @@ class Subscription:
             self._wakeup.clear()
             await self._wakeup.wait()
         self._seal_tail()
-        return self._queue.popleft()
+        event = self._queue.popleft()
+        if not self._queue:
+            self._urgent.clear()
+        return event
 
     def __aiter__(self) -> AsyncIterator[EventBase]:
         return self
@@ -125,6 +154,7 @@ class Subscription:
             self._closed = True
             self.bus._remove(self)
             self._wakeup.set()
+            self._urgent.set()
 
     async def __aenter__(self) -> Subscription:
         return self
@@ -140,8 +170,13 @@ class EventBus:
         self._listeners: list[Listener] = []
         self.published = 0
 
-    def subscribe(self, topic: str = "*", maxsize: int | None = None) -> Subscription:
-        sub = Subscription(self, topic, maxsize or self.default_maxsize)
+    def subscribe(
+        self,
+        topic: str = "*",
+        maxsize: int | None = None,
+        urgent: tuple[type[EventBase], ...] = (),
+    ) -> Subscription:
+        sub = Subscription(self, topic, maxsize or self.default_maxsize, urgent)
         self._subs.setdefault(topic, []).append(sub)
         return sub
 

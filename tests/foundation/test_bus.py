@@ -306,3 +306,35 @@ async def test_a_pause_runs_its_time_when_nothing_urgent_waits() -> None:
     plain = bus.subscribe("*")  # no urgent kinds: a plain sleep
     bus.publish(RunFinished())
     assert await plain.pause(0.01) is False
+
+
+async def test_an_urgent_event_read_no_longer_cuts_a_pause_short() -> None:
+    """Urgent means queued and unread: once read (here by get, with a token behind it),
+    the next pause runs its time."""
+    bus = EventBus()
+    sub = bus.subscribe("*", urgent=(RunFinished,))
+    bus.publish(RunFinished())
+    bus.publish(StepToken(text="a"))
+    assert (await sub.get()).type == "run.finished"
+    assert len(sub) == 1
+    assert await sub.pause(0.02) is False
+
+
+async def test_a_pause_cancelled_as_the_urgent_event_comes_is_cancelled() -> None:
+    """3.11's ``asyncio.wait_for`` returns the result of a wait that completes in the
+    loop turn its task is cancelled in, and the cancellation is lost."""
+    for turns in range(4):
+        bus = EventBus()
+        sub = bus.subscribe("*", urgent=(RunFinished,))
+        pausing = asyncio.create_task(sub.pause(60))
+        await asyncio.sleep(0)
+        bus.publish(RunFinished())
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        pausing.cancel()
+        try:
+            result = await pausing
+        except asyncio.CancelledError:
+            continue
+        # finished before the cancel reached it: only then may it return
+        assert turns > 0 and result is True, turns

@@ -236,7 +236,12 @@ class EventHandler:
             wait = gap - (loop.time() - last)
             if wait > 0:
                 self._applying = True  # events are waiting for us: not idle
-                await sub.pause(wait)
+                # a call that ended cuts short the interval, not the wait a slow repaint
+                # added to it (that share spares the engine: see below)
+                hold = wait - self.interval
+                if hold > 0:
+                    await asyncio.sleep(hold)
+                await sub.pause(min(wait, self.interval))
             began = loop.time()
             tokens, rest = tokens_first([first, *sub.drain()])
             self.apply(tokens)

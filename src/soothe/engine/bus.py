@@ -61,6 +61,8 @@ class Subscription:
         self._queue: deque[EventBase] = deque()
         self._wakeup = asyncio.Event()
         self._urgent = asyncio.Event()
+        """Set while an event of the urgent kinds is queued and unread (or it closed)."""
+        self._unread_urgent = 0
         self._closed = False
         self._tail_text: list[str] = []
         self.coalesced = 0
@@ -88,6 +90,7 @@ class Subscription:
         queue.append(event)
         self._wakeup.set()
         if self.urgent and isinstance(event, self.urgent):
+            self._unread_urgent += 1
             self._urgent.set()
 
     def _seal_tail(self) -> None:
@@ -98,33 +101,40 @@ class Subscription:
             self._queue[-1] = tail.model_copy(update={"text": text})
             self._tail_text.clear()
 
+    def _read(self) -> EventBase:
+        event = self._queue.popleft()
+        if self._unread_urgent and isinstance(event, self.urgent):
+            self._unread_urgent -= 1
+            if not self._unread_urgent and not self._closed:
+                self._urgent.clear()
+        return event
+
     def get_nowait(self) -> EventBase | None:
         """The next queued event, or None; lets a UI drain a batch per frame."""
         if self._queue:
             self._seal_tail()
-            return self._queue.popleft()
+            return self._read()
         return None
 
     def drain(self, limit: int | None = None) -> list[EventBase]:
         out: list[EventBase] = []
         self._seal_tail()
         while self._queue and (limit is None or len(out) < limit):
-            out.append(self._queue.popleft())
-        if not self._queue:
-            self._urgent.clear()  # read: nothing waits to be acted on at once
+            out.append(self._read())
         return out
 
     async def pause(self, seconds: float) -> bool:
-        """Sleep ``seconds``, or less if an event of the ``urgent`` kinds is queued
-        meanwhile (or was since the last pause); True if one was. A reader that batches
-        events for a while uses it to act at once on the ones that must not wait."""
+        """Sleep ``seconds``, or less if an event of the ``urgent`` kinds is queued and
+        unread (now or meanwhile); True if one is. A reader that batches events for a
+        while uses it to act at once on the ones that must not wait. (``asyncio.timeout``,
+        not ``wait_for``: 3.11's ``wait_for`` can swallow a cancellation that comes with
+        the event.)"""
         urgent = self._urgent
-        if not urgent.is_set() and seconds > 0 and not self._closed:
+        if not urgent.is_set() and seconds > 0:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(urgent.wait(), seconds)
-        was = urgent.is_set()
-        urgent.clear()
-        return was
+                async with asyncio.timeout(seconds):
+                    await urgent.wait()
+        return urgent.is_set() and not self._closed
 
     async def get(self) -> EventBase:
         while not self._queue:
@@ -133,10 +143,7 @@ class Subscription:
             self._wakeup.clear()
             await self._wakeup.wait()
         self._seal_tail()
-        event = self._queue.popleft()
-        if not self._queue:
-            self._urgent.clear()
-        return event
+        return self._read()
 
     def __aiter__(self) -> AsyncIterator[EventBase]:
         return self

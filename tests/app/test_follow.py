@@ -7,8 +7,6 @@ from __future__ import annotations
 from textual.scrollbar import ScrollTo, ScrollUp
 
 from soothe.app.handler import CONVERSATION, FOLLOW_QUIET_S
-from soothe.widgets.step_stream import StepStream
-from soothe.widgets.transcript import Transcript
 from tests.app.real_harness import (
     Rig,
     parallel_flow,
@@ -20,7 +18,7 @@ from tests.app.real_harness import (
     until,
     wait_event,
 )
-from tests.app.tiny_app import One
+from tests.app.tiny_app import full_stream
 
 
 async def test_a_new_request_takes_the_middle_panel_unless_the_user_just_chose(rig: Rig) -> None:
@@ -86,11 +84,7 @@ async def test_the_scrollbar_dragged_or_clicked_up_stops_following() -> None:
     """A drag of the thumb (ScrollTo) or a click on the track above it (ScrollUp) is the
     user reading back: the view stays where they put it, also when the stream grows."""
     for message in (ScrollTo(y=0, animate=False), ScrollUp()):
-        view = StepStream()
-        transcript = Transcript("conversation", "Conversation")
-        for i in range(30):
-            transcript.note(f"note {i}")
-        app = One(view)
+        app, view, transcript = full_stream()
         async with app.run_test(size=(60, 12)) as pilot:
             view.show(transcript)
             for _ in range(4):

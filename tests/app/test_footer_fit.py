@@ -23,15 +23,21 @@ def placed(footer: SteadyFooter) -> tuple[list[Any], list[Any], int]:
     )
 
 
+async def tree_keys(app: Any, pilot: Any) -> SteadyFooter:
+    """The footer with the goal tree's keys (more than 100 columns of them)."""
+    await ready(app, pilot)
+    await app.session.add_goal("Write the notes")
+    await settle(app, pilot)
+    await pilot.press("ctrl+g")
+    await settle(app, pilot)
+    footer: SteadyFooter = app.query_one(SteadyFooter)
+    return footer
+
+
 async def test_the_footer_shows_whole_keys_only(rig: Rig) -> None:
     app = rig.app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await ready(app, pilot)
-        await app.session.add_goal("Write the notes")
-        await settle(app, pilot)
-        await pilot.press("ctrl+g")  # the tree's keys: more than 100 columns of them
-        await settle(app, pilot)
-        footer = app.query_one(SteadyFooter)
+        footer = await tree_keys(app, pilot)
         shown, left_out, palette_at = placed(footer)
         assert shown and left_out
         assert all(item.region.right <= palette_at for item in shown)
@@ -60,12 +66,7 @@ def groups_keep_their_labels(footer: SteadyFooter) -> bool:
 async def test_a_key_group_goes_with_its_label(rig: Rig) -> None:
     app = rig.app()
     async with app.run_test(size=(120, 30)) as pilot:
-        await ready(app, pilot)
-        await app.session.add_goal("Write the notes")
-        await settle(app, pilot)
-        await pilot.press("ctrl+g")
-        await settle(app, pilot)
-        footer = app.query_one(SteadyFooter)
+        footer = await tree_keys(app, pilot)
         assert footer.query(KeyGroup), "the tree's priority keys are a group"
         for width in range(90, 100):
             await pilot.resize_terminal(width, 30)

@@ -32,7 +32,7 @@ from tests.app.real_harness import (
     until,
     wait_event,
 )
-from tests.app.tiny_app import One
+from tests.app.tiny_app import One, full_stream
 
 
 @pytest.fixture
@@ -224,11 +224,7 @@ async def test_following_the_end_scrolls_in_the_layout_that_grew_the_view(
         passes.append(scroll)
         real(self, size, scroll)
 
-    view = StepStream()
-    transcript = Transcript("conversation", "Conversation")
-    for i in range(30):
-        transcript.note(f"earlier note {i}")
-    app = One(view)
+    app, view, transcript = full_stream()
     async with app.run_test(size=(60, 12)) as pilot:
         view.show(transcript)
         await _quiet(pilot)

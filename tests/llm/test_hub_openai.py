@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
@@ -192,3 +193,39 @@ async def test_cancelling_closes_the_stream_promptly(
         await asyncio.sleep(0.01)
     assert not httpd.connections, "the server still streams to a cancelled call"
     assert asyncio.all_tasks() == {asyncio.current_task()}
+
+
+class _SwallowsOneCancel:
+    """A model whose stream loses the first cancellation that reaches it and goes on, as
+    the HTTP stack's anyio cancel scopes did under load."""
+
+    def __init__(self) -> None:
+        self.chunks = 0
+
+    async def astream(self, messages: Any) -> Any:
+        from langchain_core.messages import AIMessageChunk
+
+        swallowed = False
+        for _ in range(400):
+            try:
+                await asyncio.sleep(0.01)
+            except asyncio.CancelledError:
+                if swallowed:
+                    raise
+                swallowed = True  # lost: the stream goes on
+            self.chunks += 1
+            yield AIMessageChunk(content="word ")
+
+
+async def test_a_cancellation_the_stream_lost_still_stops_the_call(
+    openai_hub: ModelHub,
+) -> None:
+    model = _SwallowsOneCancel()
+    first = asyncio.Event()
+    call = openai_hub._call(model, Q, role="default", ids=None, on_token=lambda _: first.set())  # type: ignore[arg-type]
+    task = asyncio.create_task(call)
+    await asyncio.wait_for(first.wait(), 3)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(asyncio.shield(task), 3)
+    assert model.chunks < 10  # stopped at the next chunk, not after 400

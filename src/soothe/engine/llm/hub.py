@@ -108,6 +108,19 @@ def _merged(parts: list[AIMessageChunk]) -> AIMessageChunk | None:
     return parts[0] if len(parts) == 1 else add_ai_message_chunks(parts[0], *parts[1:])
 
 
+def _raise_if_cancelled() -> None:
+    """Raise CancelledError if this task was asked to stop and the stream went on.
+
+    The HTTP stack can lose a cancellation: under load, anyio's cancel scopes in
+    httpcore (read timeouts, the connect's task group) swallowed one that reached the task
+    inside them, and the reply then streamed to its end (an interrupt that did nothing;
+    3 of 12 runs of the cancel test with the CPU busy). The request stays on the task
+    (``cancelling()``) until someone ``uncancel``s it, so it can be honoured here."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
 class _CallbackFailed(Exception):
     def __init__(self, original: Exception) -> None:
         super().__init__(str(original))
@@ -416,6 +429,7 @@ class ModelHub:
                 chunks = cast("AsyncGenerator[Any, None]", runnable.astream(messages))
                 async with contextlib.aclosing(chunks) as stream:
                     async for chunk in stream:
+                        _raise_if_cancelled()
                         parts.append(chunk)
                         if on_token is not None and (piece := chunk.text):
                             emitted = True
@@ -448,6 +462,7 @@ class ModelHub:
                 raise err from exc
             total = _merged(parts)
             self._account(role, event_ids, total, chars, time.monotonic() - started)
+            _raise_if_cancelled()
             return finish_message(total)
 
     def _map(self, exc: BaseException, role: Role) -> LLMError:

@@ -319,7 +319,7 @@ class StepStream(VerticalScroll):
         self._stop_following()
 
     def on_scroll_to(self, message: ScrollTo) -> None:
-        """The scrollbar dragged up (or a key's scroll): the user reads back."""
+        """The scrollbar's thumb dragged up: the user reads back."""
         if message.y is not None and message.y < self.scroll_y:
             self._stop_following()
 

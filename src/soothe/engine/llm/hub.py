@@ -108,7 +108,7 @@ def _merged(parts: list[AIMessageChunk]) -> AIMessageChunk | None:
     return parts[0] if len(parts) == 1 else add_ai_message_chunks(parts[0], *parts[1:])
 
 
-def _raise_if_cancelled() -> None:
+def _raise_if_cancelled(task: asyncio.Task[Any] | None) -> None:
     """Raise CancelledError if this task was asked to stop and the stream went on.
 
     The HTTP stack can lose a cancellation: under load, anyio's cancel scopes in
@@ -116,7 +116,6 @@ def _raise_if_cancelled() -> None:
     inside them, and the reply then streamed to its end (an interrupt that did nothing;
     3 of 12 runs of the cancel test with the CPU busy). The request stays on the task
     (``cancelling()``) until someone ``uncancel``s it, so it can be honoured here."""
-    task = asyncio.current_task()
     if task is not None and task.cancelling():
         raise asyncio.CancelledError
 
@@ -419,6 +418,7 @@ class ModelHub:
     ) -> AIMessage:
         event_ids = coerce_ids(ids)
         chars = prompt_chars(messages)
+        task = asyncio.current_task()  # once: each chunk checks it for a lost cancel
         retry = 0
         while True:
             started = time.monotonic()
@@ -429,7 +429,7 @@ class ModelHub:
                 chunks = cast("AsyncGenerator[Any, None]", runnable.astream(messages))
                 async with contextlib.aclosing(chunks) as stream:
                     async for chunk in stream:
-                        _raise_if_cancelled()
+                        _raise_if_cancelled(task)
                         parts.append(chunk)
                         if on_token is not None and (piece := chunk.text):
                             emitted = True
@@ -462,7 +462,7 @@ class ModelHub:
                 raise err from exc
             total = _merged(parts)
             self._account(role, event_ids, total, chars, time.monotonic() - started)
-            _raise_if_cancelled()
+            _raise_if_cancelled(task)
             return finish_message(total)
 
     def _map(self, exc: BaseException, role: Role) -> LLMError:

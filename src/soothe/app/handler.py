@@ -38,6 +38,11 @@ MAX_GAP = 0.5
 """The longest the pump waits between batches (however slow the last repaint was)."""
 MOUNT_HOLD = 0.2
 """The longest the screen waits for what a batch mounted (``EventHandler._mounted``)."""
+URGENT: tuple[type[ev.EventBase], ...] = (ev.Usage, ev.StepStarted)
+"""Events applied without waiting out the batch interval. A model call that ended (its
+Usage) has sent its stream's last tokens. A step that started gets its card mounted before
+its first tokens come (15-20 ms later): held for the interval, the card's mount layout came
+with them, and they waited for it (40-50 ms, the worst of two parallel streams)."""
 SETTLE_TURNS = 10
 """Loop turns the hold gives the layouts the mounts asked for to reach the screen."""
 PAGE_RECORDS = 200
@@ -200,9 +205,7 @@ class EventHandler:
 
     def attach(self, bus: EventBus) -> None:
         self.detach()
-        # a model call that ended (its Usage) has sent its stream's last tokens: they are
-        # applied at once, not after the rest of the batch interval
-        self._sub = bus.subscribe("*", urgent=(ev.Usage,))
+        self._sub = bus.subscribe("*", urgent=URGENT)
         self._task = asyncio.get_running_loop().create_task(self._pump(self._sub))
 
     def detach(self) -> None:
@@ -241,7 +244,8 @@ class EventHandler:
                 hold = wait - self.interval
                 if hold > 0:
                     await asyncio.sleep(hold)
-                await sub.pause(min(wait, self.interval))
+                if not isinstance(first, URGENT):  # (read: it no longer cuts a pause)
+                    await sub.pause(min(wait, self.interval))
             began = loop.time()
             tokens, rest = tokens_first([first, *sub.drain()])
             self.apply(tokens)

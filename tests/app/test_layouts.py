@@ -236,3 +236,48 @@ async def test_following_the_end_scrolls_in_the_layout_that_grew_the_view(
         assert view.scroll_y == view.max_scroll_y
         assert "new note 2" in screen_text(app)
         assert passes == [False, False, False]  # one layout per note, no scroll pass
+
+
+class Bordered(One):
+    CSS = """
+    StepStream { border: round red; }
+    StepStream:focus-within { border: round green; }
+    """
+
+
+async def test_blocks_mounted_in_the_view_do_not_redraw_its_border(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Textual asks for a layout with a repaint as blocks mount: the view's own rows
+    (border, title, background) were drawn again each time, ~37 rows in every layout
+    while steps stream. They are drawn again when they look different (focus)."""
+    drawn: list[int] = []
+    real = StepStream.render_line
+
+    def counted(self: StepStream, y: int) -> Any:
+        drawn.append(y)
+        return real(self, y)
+
+    monkeypatch.setattr(StepStream, "render_line", counted)
+    view = StepStream()
+    transcript = Transcript("conversation", "Conversation")
+    for i in range(30):
+        transcript.note(f"note {i}")
+    app = Bordered(view)
+    async with app.run_test(size=(60, 12)) as pilot:
+        view.show(transcript)
+        await _quiet(pilot)
+        assert drawn  # the first frame draws them
+        drawn.clear()
+        for i in range(3):
+            view.touch([transcript.note(f"new note {i}")])
+            await _quiet(pilot)
+        assert "new note 2" in screen_text(app)
+        assert drawn == []
+        top_before = app.screen._compositor.render_strips()[0]
+        assert view.has_focus  # the only widget that can have it
+        app.set_focus(None)
+        await _quiet(pilot)
+        assert drawn  # the border's colour changed: drawn again
+        top_after = app.screen._compositor.render_strips()[0]
+        assert top_after.text == top_before.text and top_after != top_before

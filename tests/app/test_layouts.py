@@ -14,6 +14,7 @@ from textual.app import App, ComposeResult
 from textual.containers import Vertical
 from textual.pilot import Pilot
 from textual.screen import Screen
+from textual.widgets import Static
 
 from soothe.app import handler
 from soothe.engine.views import GoalView, StepView
@@ -281,3 +282,32 @@ async def test_blocks_mounted_in_the_view_do_not_redraw_its_border(
         assert drawn  # the border's colour changed: drawn again
         top_after = app.screen._compositor.render_strips()[0]
         assert top_after.text == top_before.text and top_after != top_before
+
+
+async def test_a_running_cards_header_is_drawn_at_most_every_quarter_second(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The spinner and the token count change with every batch; drawing the header each
+    time was ~0.4 ms a row, twice a frame with two steps streaming. While the step runs
+    it is drawn at most every HEADER_EVERY_S, and what came meanwhile when that time is
+    up; a step that ends has its header at once."""
+    from soothe.widgets import step_card
+
+    now = [100.0]
+    monkeypatch.setattr(step_card, "monotonic", lambda: now[0])
+    card = StepCard("G1", "S-01", "write it")
+    view = StepCardView(card)
+    app = One(view)
+    async with app.run_test(size=(60, 30)) as pilot:
+        await _quiet(pilot)
+        for i in range(3):
+            card.add_text(f"r{i}\n")
+            view.sync()
+        shown = view.query_one(".card-header", Static)
+        assert "token" not in str(shown.render())  # drawn less than a quarter second ago
+        now[0] += step_card.HEADER_EVERY_S
+        await until(lambda: "3 tokens" in str(shown.render()), pilot)  # the time is up
+        card.add_text("r3\n")
+        card.status = "completed"
+        view.sync()
+        assert str(shown.render()).startswith("✓") and "4 tokens" in str(shown.render())

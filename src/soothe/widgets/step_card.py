@@ -261,13 +261,17 @@ class StepCardView(PlacedOnce, Vertical):
 
     def _sync_header(self) -> None:
         """The header as the card is now; while the step runs, at most every
-        HEADER_EVERY_S (what came meanwhile is drawn when that time is up)."""
-        if self.card.status == "active" and self._header_live:
-            wait = HEADER_EVERY_S - (monotonic() - self._header_at)
-            if wait > 0:
-                if self._header_timer is None and self.is_attached:
-                    self._header_timer = self.set_timer(wait, self._header_due)
-                return
+        HEADER_EVERY_S: a batch that comes sooner leaves it, and what came is drawn with
+        the first batch after that time, or when no batch has come for that long (a
+        timer, pushed back by each batch: a timer that fired while batches come would be
+        a frame of its own)."""
+        live = self.card.status == "active" and self._header_live
+        if live and monotonic() - self._header_at < HEADER_EVERY_S:
+            if self._header_timer is not None:
+                self._header_timer.reset()
+            elif self.is_attached:
+                self._header_timer = self.set_timer(HEADER_EVERY_S, self._header_due)
+            return
         self._header_due()
 
     def _header_due(self) -> None:

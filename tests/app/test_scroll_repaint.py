@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from typing import Any
 
 import pytest
 from textual._compositor import Compositor
@@ -24,6 +25,20 @@ def test_textual_still_compares_a_scroll_with_nothing_after_a_layout() -> None:
         getattr(Compositor.reflow_visible, "__wrapped__", Compositor.reflow_visible)
     )
     assert "old_map = self._visible_map or {}" in source
+
+
+def test_textual_still_renders_every_widget_of_an_updates_bounding_box() -> None:
+    """The changed-rows fix is for these lines of the pinned Textual: re-check on an
+    upgrade (the partial update crops to the regions' union; a widget in that crop renders
+    its whole visible region)."""
+    partial = inspect.getsource(
+        getattr(Compositor.render_partial_update, "__wrapped__", Compositor.render_partial_update)
+    )
+    assert "crop = Region.from_union(update_regions)" in partial
+    renders = inspect.getsource(
+        getattr(Compositor._get_renders, "__wrapped__", Compositor._get_renders)
+    )
+    assert "if crop_overlaps(clip)" in renders
 
 
 class Feed(App[None]):
@@ -111,4 +126,55 @@ async def test_a_resize_while_the_pump_holds_the_screen_is_painted(
         for _ in range(3):
             await pilot.pause()
         assert (cells.width, cells.height) == (100, 30)
+        assert await cells.stale(app, pilot) == []
+
+
+class Corners(App[None]):
+    """Two lines that change at opposite corners, a tall panel between them."""
+
+    CSS = """
+    #top { height: 1; width: 20; }
+    #middle { height: 1fr; }
+    #panel { width: 30; height: 1fr; }
+    #bottom { height: 1; dock: bottom; }
+    """
+
+    def compose(self) -> ComposeResult:
+        from textual.containers import Horizontal
+
+        yield Static("top 0", id="top")
+        with Horizontal(id="middle"):
+            yield Static("\n".join(f"row {n}" for n in range(30)), id="panel")
+            yield Static("\n".join(f"feed {n}" for n in range(30)), id="feed")
+        yield Static("bottom 0", id="bottom")
+
+
+async def test_a_frame_renders_only_the_rows_that_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A frame that changes a line at the top and one at the bottom: the panel between
+    them is in the bounding box of the two, but none of its rows changed, so it renders
+    none (Textual had it render all of them); what the terminal shows is the screen."""
+    textual_fixes.apply()
+    assert "changed rows" in textual_fixes.applied()
+    rendered: list[tuple[str, int]] = []
+    real = Static.render_lines
+
+    def counted(self: Static, crop: Any) -> Any:
+        rendered.append((self.id or "", crop.height))
+        return real(self, crop)
+
+    app = Corners()
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.pause()
+        cells = Cells.watch(app)
+        monkeypatch.setattr(Static, "render_lines", counted)
+        for n in range(1, 4):
+            app.query_one("#top", Static).update(f"top {n}")
+            app.query_one("#bottom", Static).update(f"bottom {n}")
+            await pilot.pause()
+        assert {name for name, _ in rendered} == {"top", "bottom"}
+        assert all(rows == 1 for _, rows in rendered)
+        assert "top 3" in "\n".join(cells.text()) and "bottom 3" in "\n".join(cells.text())
+        assert cells.whole == 0 and cells.partial
         assert await cells.stale(app, pilot) == []

@@ -18,6 +18,15 @@ grew): every such scroll repainted all 120x40 cells, 20-40 ms that the keys and 
 waited for. The fix compares with the places the last layout or scroll gave (what the
 screen shows), so a scroll repaints what moved.
 
+Partial updates: ``Compositor.render_partial_update`` paints the regions that changed in
+a frame, but has every widget that overlaps their bounding box render all of its visible
+rows (``_get_renders`` with the box as crop, and each widget's whole region). While steps
+stream, a frame changes a live box in the middle, the tree's spinner at the top and the
+prompt at the bottom: the box spans the screen, so the evidence panel, the footer, the
+status line and every container rendered every row in every frame, to paint a few. The
+fix has a widget render only the rows of the changed regions that overlap it, and no row
+when none does; the cells painted are the same (only changed regions are written).
+
 Frames: a repeating ``Timer`` (``timer.py``, ``Timer._run``) that fell behind skips to
 ``start + (count + 1) * interval`` with ``count = int((now - start) / interval + 1)``: the
 second tick of its grid after now, not the first. The screen's update timer (60/s) falls
@@ -37,13 +46,15 @@ from textual import _time
 from textual._compositor import Compositor
 from textual._styles_cache import StylesCache
 from textual.color import Color
+from textual.geometry import Region
 from textual.style import Style
 from textual.timer import EventTargetGone, Timer
 
 __all__ = ["applied", "apply"]
 
 _APPLIED: set[str] = set()
-"""The fixes ``apply()`` put in place ("styles cache", "scroll repaint", "timer skip")."""
+"""The fixes ``apply()`` put in place ("styles cache", "scroll repaint", "changed rows",
+"timer skip")."""
 _DONE = False
 TEXTUAL_TIMER_RUN = Timer._run
 """Textual's own loop (tests compare the fix with it)."""
@@ -86,6 +97,55 @@ def _reflow_visible_against_shown(reflow_visible: Any) -> Any:
         return result
 
     return visible
+
+
+_UPDATE = "_soothe_update_regions"
+"""The regions the partial update being rendered paints (None outside one)."""
+
+
+def _partial_update_noting_regions(render_partial_update: Any) -> Any:
+    @wraps(render_partial_update)
+    def partial(self: Compositor) -> Any:
+        setattr(self, _UPDATE, list(self._dirty_regions))
+        try:
+            return render_partial_update(self)
+        finally:
+            setattr(self, _UPDATE, None)
+
+    return partial
+
+
+def _renders_of_changed_rows(get_renders: Any) -> Any:
+    @wraps(get_renders)
+    def renders(self: Compositor, crop: Region | None = None) -> Any:
+        regions: list[Region] | None = getattr(self, _UPDATE, None)
+        if not regions or crop is None:
+            yield from get_renders(self, crop)
+            return
+        crop_overlaps = crop.overlaps
+        for widget, (region, clip) in self.visible_widgets.items():
+            if not crop_overlaps(clip):
+                continue
+            shown = region.intersection(clip)  # (clip: what its container shows)
+            top = bottom = -1
+            for changed in regions:
+                if changed.overlaps(shown):
+                    if top < 0 or changed.y < top:
+                        top = changed.y
+                    if changed.bottom > bottom:
+                        bottom = changed.bottom
+            if top < 0:
+                continue  # nothing it shows changed: its cells are not written
+            band = clip.intersection(Region(clip.x, top, clip.width, bottom - top))
+            x, y, width, height = shown.intersection(band)
+            if width and height:
+                yield (
+                    region,
+                    band,
+                    widget.render_lines(Region(x - region.x, y - region.y, width, height)),
+                )
+
+    return renders
 
 
 async def _run_timer_on_grid(self: Timer) -> None:
@@ -143,6 +203,14 @@ def apply() -> None:
             Compositor.reflow_visible
         )
         _APPLIED.add("scroll repaint")
+    # (tests/app/test_scroll_repaint.py checks the partial update still renders the widgets
+    # of its regions' bounding box)
+    if "_get_renders" in Compositor._render_chops.__code__.co_names:
+        Compositor.render_partial_update = _partial_update_noting_regions(  # type: ignore[method-assign]
+            Compositor.render_partial_update
+        )
+        Compositor._get_renders = _renders_of_changed_rows(Compositor._get_renders)  # type: ignore[method-assign]
+        _APPLIED.add("changed rows")
     # (tests/app/test_timer_skip.py checks Textual's loop still skips one tick too many)
     if {"_skip", "_reset", "_tick"} <= set(Timer._run.__code__.co_names):
         Timer._run = _run_timer_on_grid  # type: ignore[method-assign]

@@ -251,7 +251,8 @@ async def test_blocks_mounted_in_the_view_do_not_redraw_its_border(
 ) -> None:
     """Textual asks for a layout with a repaint as blocks mount: the view's own rows
     (border, title, background) were drawn again each time, ~37 rows in every layout
-    while steps stream. They are drawn again when they look different (focus)."""
+    while steps stream. They are drawn again when they look different (focus, a style
+    set that asks only for a layout)."""
     drawn: list[int] = []
     real = StepStream.render_line
 
@@ -282,6 +283,11 @@ async def test_blocks_mounted_in_the_view_do_not_redraw_its_border(
         assert drawn  # the border's colour changed: drawn again
         top_after = app.screen._compositor.render_strips()[0]
         assert top_after.text == top_before.text and top_after != top_before
+        drawn.clear()
+        view.set_styles("border: heavy blue;")  # Textual asks only for a layout
+        await _quiet(pilot)
+        assert drawn
+        assert app.screen._compositor.render_strips()[0].text.startswith("┏")
 
 
 async def test_a_running_cards_header_is_drawn_at_most_every_quarter_second(

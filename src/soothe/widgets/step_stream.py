@@ -275,32 +275,25 @@ class StepStream(VerticalScroll):
         resize repaints them anyway (``_size_updated``)."""
         if repaint and not regions and not recompose and self.is_mounted:
             look = self._look()
-            if layout and look == self._painted_look:
+            # (a keyline is drawn where the children are: it changes with them)
+            if layout and look == self._painted_look and self.styles.keyline[0] == "none":
                 repaint = False
             self._painted_look = look
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
     def _look(self) -> tuple[object, ...]:
-        """What the view's own rows are drawn from."""
-        styles = self.styles
+        """What the view's own rows are drawn from: its styles (Textual counts every change
+        of their rules, ``_cache_key``; textual is pinned exactly), the colours beneath it
+        (a theme), its titles."""
+        app = self.app
         return (
+            self.styles._cache_key,
             self.background_colors,
-            styles.border,
-            styles.outline,
-            styles.tint,
-            styles.background_tint,
-            styles.opacity,
-            styles.border_title_color,
-            styles.border_title_background,
-            styles.border_title_style,
-            styles.border_title_align,
-            styles.border_subtitle_color,
-            styles.border_subtitle_background,
-            styles.border_subtitle_style,
-            styles.border_subtitle_align,
+            self.opacity,
             self.border_title,
             self.border_subtitle,
-            self.app.ansi_color,
+            app.ansi_color,
+            app.native_ansi_color,
         )
 
     def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:

@@ -438,6 +438,34 @@ async def test_a_step_that_starts_has_its_card_mounted_at_once(rig: Rig) -> None
         assert "S-01" in screen_text(app)
 
 
+async def test_steps_that_start_one_after_another_are_still_paced(rig: Rig) -> None:
+    """A start applied at once skips the batch interval once: the next start, if it is
+    the first event of the next batch too, waits for the interval (or an urgent event
+    that comes meanwhile), so a chain of steps is not a batch and a layout each."""
+    app = rig.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        bus = app.require_session().bus
+        bus.publish(ev.GoalCreated(goal_id="G7", description="Write the rows"))
+        await until(lambda: "G7" in screen_text(app), pilot)
+        await app.handler.wait_idle()
+        app.handler.interval = 60.0
+        bus.publish(ev.GoalUpdated(goal_id="G7", priority=2))
+        await until(lambda: app.handler.pending == 0, pilot)
+        await app.handler.wait_idle()
+        cards = app.main.stream.query
+        bus.publish(ev.StepStarted(goal_id="G7", step_id="S-01", description="First rows"))
+        await until(lambda: len(cards(StepCardView)) == 1, pilot)  # at once
+        await app.handler.wait_idle()
+        bus.publish(ev.StepStarted(goal_id="G7", step_id="S-02", description="More rows"))
+        await until(lambda: app.handler.pending == 0, pilot)  # taken: the pump waits
+        for _ in range(5):
+            await pilot.pause()
+        assert len(cards(StepCardView)) == 1
+        bus.publish(ev.Usage(model="m", output_tokens=9, goal_id="G7", step_id="S-01"))
+        await until(lambda: len(cards(StepCardView)) == 2, pilot)
+
+
 # --- a long stream on the real Session ---------------------------------------------------
 
 ROWS = 200

@@ -231,12 +231,15 @@ class EventHandler:
         loop = asyncio.get_running_loop()
         last = -self.interval
         gap = self.interval
+        early = False
+        """The last batch went without its pause (an urgent event came first)."""
         while True:
             try:
                 first = await sub.get()
             except StopAsyncIteration:
                 return
             wait = gap - (loop.time() - last)
+            went_early = False
             if wait > 0:
                 self._applying = True  # events are waiting for us: not idle
                 # a call that ended cuts short the interval, not the wait a slow repaint
@@ -244,8 +247,13 @@ class EventHandler:
                 hold = wait - self.interval
                 if hold > 0:
                     await asyncio.sleep(hold)
-                if not isinstance(first, URGENT):  # (read: it no longer cuts a pause)
+                if isinstance(first, URGENT) and not early:
+                    # (read, it no longer cuts the pause); not twice in a row: steps
+                    # that start one after another would be a batch and a layout each
+                    went_early = True
+                else:
                     await sub.pause(min(wait, self.interval))
+            early = went_early
             began = loop.time()
             tokens, rest = tokens_first([first, *sub.drain()])
             self.apply(tokens)

@@ -271,8 +271,28 @@ def test_a_batch_is_split_after_its_last_token() -> None:
 
     tok = [ev.StepToken(text=t, goal_id="G1", step_id="S1") for t in ("a", "b")]
     done = ev.StepCompleted(goal_id="G1", step_id="S1")
-    started = ev.StepStarted(goal_id="G1", step_id="S2", description="next")
-    assert tokens_first([tok[0], started, tok[1], done]) == ([tok[0], started, tok[1]], [done])
+    assert tokens_first([tok[0], tok[1], done]) == ([tok[0], tok[1]], [done])
     assert tokens_first([tok[0], tok[1]]) == ([tok[0], tok[1]], [])
-    assert tokens_first([started, done]) == ([started, done], [])
+    assert tokens_first([done]) == ([done], [])
     assert tokens_first([]) == ([], [])
+
+
+def test_a_running_streams_tokens_come_before_the_card_of_a_step_that_starts() -> None:
+    """A step that starts mounts a card (a layout): the tokens of the streams already on
+    screen are painted first; each step's own events keep their order."""
+    from soothe.app.handler import tokens_first
+    from soothe.engine import events as ev
+
+    def tok(text: str, step: str) -> ev.StepToken:
+        return ev.StepToken(text=text, goal_id="G1", step_id=step)
+
+    started = ev.StepStarted(goal_id="G1", step_id="S2", description="next")
+    a, b, c = tok("a", "S1"), tok("b", "S1"), tok("c", "S1")
+    new = tok("n", "S2")
+    tool = ev.ToolCalled(goal_id="G1", step_id="S1", tool="read_file", call_id="1")
+    other_goal = tok("x", "S2").model_copy(update={"goal_id": "G2"})
+    assert tokens_first([a, started, new, b]) == ([a, b], [started, new])
+    # S1's tokens after its tool call stay after it; G2's S2 is another stream
+    batch = [started, a, tool, b, other_goal, new, c]
+    assert tokens_first(batch) == ([a, other_goal], [started, tool, b, new, c])
+    assert tokens_first([started, new]) == ([started, new], [])

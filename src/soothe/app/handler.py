@@ -52,14 +52,40 @@ FOLLOW_QUIET_S = 4.0
 selected something this recently."""
 
 
+def _stream_of(event: ev.EventBase) -> tuple[str | None, ...]:
+    """Step ids repeat across goals and threads, so every id names the stream."""
+    return (event.thread_id, event.loop_id, event.goal_id, event.step_id)
+
+
 def tokens_first(batch: list[ev.EventBase]) -> tuple[list[ev.EventBase], list[ev.EventBase]]:
-    """Split a batch after its last streamed token: the tokens are painted in one frame,
-    what follows them (a step that ended, its evidence, the goal's answer: each a layout
-    of the screen) in the next, so the last tokens are not held back by that layout."""
-    for index in range(len(batch) - 1, -1, -1):
-        if isinstance(batch[index], ev.StepToken):
-            return batch[: index + 1], batch[index + 1 :]
-    return batch, []
+    """Split a batch so that the streamed tokens are painted in a frame of their own,
+    before what would lay the screen out (each a layout of 20-40 ms they would wait for).
+
+    Without a step that starts: split after the last token; what follows them (a step
+    that ended, its evidence, the goal's answer) comes in the next frame. With one: the
+    tokens of the steps already on screen come first, the new step (its card is a layout)
+    and the rest next, so a stream that runs is not held by the card of one that starts.
+    A step's own events keep their order: its tokens after any other event of it in the
+    batch stay behind that event."""
+    started = {_stream_of(e) for e in batch if isinstance(e, ev.StepStarted)}
+    if not started:
+        for index in range(len(batch) - 1, -1, -1):
+            if isinstance(batch[index], ev.StepToken):
+                return batch[: index + 1], batch[index + 1 :]
+        return batch, []
+    first: list[ev.EventBase] = []
+    rest: list[ev.EventBase] = []
+    held = set(started)
+    for event in batch:
+        stream = _stream_of(event)
+        if isinstance(event, ev.StepToken) and stream not in held:
+            first.append(event)
+        else:
+            rest.append(event)
+            held.add(stream)
+    if not first:
+        return rest, []
+    return first, rest
 
 
 class AppPort:

@@ -296,3 +296,20 @@ def test_a_running_streams_tokens_come_before_the_card_of_a_step_that_starts() -
     batch = [started, a, tool, b, other_goal, new, c]
     assert tokens_first(batch) == ([a, other_goal], [started, tool, b, new, c])
     assert tokens_first([started, new]) == ([started, new], [])
+    # the view model keys a card by goal and step: a token of the starting step with
+    # another loop id is still that step's
+    looped = new.model_copy(update={"loop_id": "G1-L2"})
+    assert tokens_first([started, looped, a]) == ([a], [started, looped])
+
+
+def test_dirty_regions_of_the_same_columns_are_merged() -> None:
+    from textual.geometry import Region
+
+    from soothe.widgets.textual_fixes import _merged_columns
+
+    rows = [Region(2, y, 10, 1) for y in (5, 3, 4, 9)]
+    assert _merged_columns([*rows, Region(0, 0, 4, 2)]) == [
+        Region(0, 0, 4, 2),
+        Region(2, 3, 10, 3),
+        Region(2, 9, 10, 1),
+    ]

@@ -53,8 +53,8 @@ selected something this recently."""
 
 
 def _stream_of(event: ev.EventBase) -> tuple[str | None, ...]:
-    """Step ids repeat across goals and threads, so every id names the stream."""
-    return (event.thread_id, event.loop_id, event.goal_id, event.step_id)
+    """The card an event goes to: the view model keys cards by goal and step."""
+    return (event.goal_id, event.step_id)
 
 
 def tokens_first(batch: list[ev.EventBase]) -> tuple[list[ev.EventBase], list[ev.EventBase]]:

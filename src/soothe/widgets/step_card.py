@@ -262,9 +262,10 @@ class StepCardView(PlacedOnce, Vertical):
     def _sync_header(self) -> None:
         """The header as the card is now; while the step runs, at most every
         HEADER_EVERY_S: a batch that comes sooner leaves it, and what came is drawn with
-        the first batch after that time, or when no batch has come for that long (a
-        timer, pushed back by each batch: a timer that fired while batches come would be
-        a frame of its own)."""
+        the first batch after that time, or by a timer once batches stop (0.25-0.5 s
+        after the last: each batch pushes it back, and Textual restarts a reset timer
+        when it next wakes; a timer that fired while batches come would be a frame of
+        its own)."""
         live = self.card.status == "active" and self._header_live
         if live and monotonic() - self._header_at < HEADER_EVERY_S:
             if self._header_timer is not None:

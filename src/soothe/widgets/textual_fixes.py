@@ -103,10 +103,24 @@ _UPDATE = "_soothe_update_regions"
 """The regions the partial update being rendered paints (None outside one)."""
 
 
+def _merged_columns(regions: Any) -> list[Region]:
+    """The same cells in fewer regions: regions of the same columns whose rows touch are
+    one (a live box's changed rows come one region a row)."""
+    merged: list[Region] = []
+    for x, y, width, height in sorted(regions, key=lambda r: (r.x, r.width, r.y)):
+        last = merged[-1] if merged else None
+        if last is not None and last.x == x and last.width == width and y <= last.bottom:
+            bottom = max(last.bottom, y + height)
+            merged[-1] = Region(x, last.y, width, bottom - last.y)
+        else:
+            merged.append(Region(x, y, width, height))
+    return merged
+
+
 def _partial_update_noting_regions(render_partial_update: Any) -> Any:
     @wraps(render_partial_update)
     def partial(self: Compositor) -> Any:
-        setattr(self, _UPDATE, list(self._dirty_regions))
+        setattr(self, _UPDATE, _merged_columns(self._dirty_regions))
         try:
             return render_partial_update(self)
         finally:

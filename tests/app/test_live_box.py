@@ -19,6 +19,7 @@ from textual.widgets import Markdown, Static
 
 from soothe.app.main import SootheApp
 from soothe.engine import events as ev
+from soothe.engine.bus import EventBus
 from soothe.widgets.step_card import WAITING, StepCardView
 from soothe.widgets.step_stream import StepStream
 from soothe.widgets.stream_text import TAIL_FIRST, StreamText
@@ -418,23 +419,29 @@ async def test_a_model_call_that_ended_has_its_last_tokens_shown_at_once(rig: Ri
         await until(lambda: "the first tokens and the last ones" in screen_text(app), pilot)
 
 
+async def _a_minute_between_batches(app: SootheApp, pilot: Pilot[Any]) -> EventBus:
+    """Goal G7 on screen, then a batch after which the next is a minute away."""
+    await ready(app, pilot)
+    bus = app.require_session().bus
+    bus.publish(ev.GoalCreated(goal_id="G7", description="Write the rows"))
+    await until(lambda: "G7" in screen_text(app), pilot)
+    await app.handler.wait_idle()
+    app.handler.interval = 60.0
+    bus.publish(ev.GoalUpdated(goal_id="G7", priority=2))
+    await until(lambda: app.handler.pending == 0, pilot)
+    await app.handler.wait_idle()
+    return bus
+
+
 async def test_a_step_that_starts_has_its_card_mounted_at_once(rig: Rig) -> None:
     """A step's first tokens come 15-20 ms after it starts: its card is mounted without
     waiting out the batch interval, also when its start is the first event the pump
     reads after a batch (read, it can no longer cut the pause short)."""
     app = rig.app()
     async with app.run_test(size=(120, 40)) as pilot:
-        await ready(app, pilot)
-        bus = app.require_session().bus
-        bus.publish(ev.GoalCreated(goal_id="G7", description="Write the rows"))
-        await until(lambda: "G7" in screen_text(app), pilot)
-        await app.handler.wait_idle()
-        app.handler.interval = 60.0  # after the next batch, the next is a minute away...
-        bus.publish(ev.GoalUpdated(goal_id="G7", priority=2))
-        await until(lambda: app.handler.pending == 0, pilot)
-        await app.handler.wait_idle()
+        bus = await _a_minute_between_batches(app, pilot)
         bus.publish(ev.StepStarted(goal_id="G7", step_id="S-01", description="First rows"))
-        await until(lambda: app.main.stream.query(StepCardView), pilot)  # ...but a step began
+        await until(lambda: app.main.stream.query(StepCardView), pilot)  # at once
         assert "S-01" in screen_text(app)
 
 
@@ -444,15 +451,7 @@ async def test_steps_that_start_one_after_another_are_still_paced(rig: Rig) -> N
     that comes meanwhile), so a chain of steps is not a batch and a layout each."""
     app = rig.app()
     async with app.run_test(size=(120, 40)) as pilot:
-        await ready(app, pilot)
-        bus = app.require_session().bus
-        bus.publish(ev.GoalCreated(goal_id="G7", description="Write the rows"))
-        await until(lambda: "G7" in screen_text(app), pilot)
-        await app.handler.wait_idle()
-        app.handler.interval = 60.0
-        bus.publish(ev.GoalUpdated(goal_id="G7", priority=2))
-        await until(lambda: app.handler.pending == 0, pilot)
-        await app.handler.wait_idle()
+        bus = await _a_minute_between_batches(app, pilot)
         cards = app.main.stream.query
         bus.publish(ev.StepStarted(goal_id="G7", step_id="S-01", description="First rows"))
         await until(lambda: len(cards(StepCardView)) == 1, pilot)  # at once

@@ -257,29 +257,26 @@ class EventHandler:
         loop = asyncio.get_running_loop()
         last = -self.interval
         gap = self.interval
-        early = False
-        """The last batch went without its pause (an urgent event came first)."""
+        early = False  # the last batch went without its pause
         while True:
             try:
                 first = await sub.get()
             except StopAsyncIteration:
                 return
             wait = gap - (loop.time() - last)
-            went_early = False
+            # an urgent event read first (read, it no longer cuts the pause) goes without
+            # it, but not twice in a row: steps that start one after another would each
+            # be a batch and a layout
+            early = wait > 0 and isinstance(first, URGENT) and not early
             if wait > 0:
                 self._applying = True  # events are waiting for us: not idle
-                # a call that ended cuts short the interval, not the wait a slow repaint
+                # an urgent event cuts short the interval, not the wait a slow repaint
                 # added to it (that share spares the engine: see below)
                 hold = wait - self.interval
                 if hold > 0:
                     await asyncio.sleep(hold)
-                if isinstance(first, URGENT) and not early:
-                    # (read, it no longer cuts the pause); not twice in a row: steps
-                    # that start one after another would be a batch and a layout each
-                    went_early = True
-                else:
+                if not early:
                     await sub.pause(min(wait, self.interval))
-            early = went_early
             began = loop.time()
             tokens, rest = tokens_first([first, *sub.drain()])
             self.apply(tokens)

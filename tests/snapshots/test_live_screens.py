@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 
 from soothe.app.main import SootheApp
 from soothe.widgets.goal_tree import NodeRef
+from soothe.widgets.step_card import StepCardView
 from tests.app.real_harness import (
     Pause,
     Rig,
@@ -36,9 +37,12 @@ SIZE = (120, 40)
 
 
 async def _shown(app: SootheApp, pilot: Pilot[Any], *texts: str) -> None:
-    """Wait (bounded) until every text is on screen, then for the handler to be idle."""
+    """Wait (bounded) until every text is on screen, then for the handler to be idle and
+    the running cards' headers to show their counts (drawn at most every 0.25 s)."""
     await until(lambda: all(t in screen_text(app) for t in texts), pilot)
     await app.handler.wait_idle()
+    cards = app.main.stream.query(StepCardView)
+    await until(lambda: not any(card.header_pending for card in cards), pilot)
     await pilot.pause()
 
 

@@ -275,6 +275,11 @@ class StepCardView(PlacedOnce, Vertical):
             return
         self._header_due()
 
+    @property
+    def header_pending(self) -> bool:
+        """The header waits to show what came in the last HEADER_EVERY_S (its timer)."""
+        return self._header_timer is not None
+
     def _header_due(self) -> None:
         if self._header_timer is not None:
             self._header_timer.stop()

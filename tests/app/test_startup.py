@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -30,6 +31,52 @@ def test_app_module_imports_nothing_heavy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+FIRST_FRAME = """
+import asyncio, sys
+from soothe.app.main import SootheApp
+from soothe.engine.config_file import FrameConfig
+
+WATCHED = ("pydantic", "pydantic_core", "soothe.engine.events", "soothe.engine.views")
+
+def loaded():
+    return ",".join(sorted(m for m in WATCHED if m in sys.modules))
+
+at_first_frame = []
+
+async def main():
+    app = SootheApp(FrameConfig.read(), animate=False,
+                    on_first_frame=lambda app: at_first_frame.append(loaded()))
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(600):
+            if app.session_ready or app.engine_failed:
+                break
+            await pilot.pause(0.05)
+        print(app.session_ready, repr(at_first_frame), loaded(), sep="|")
+
+asyncio.run(main())
+"""
+
+
+def test_the_first_frame_is_drawn_before_any_pydantic_model_is_imported(tmp_path: Path) -> None:
+    """pydantic (~60 ms) and the engine's event and view models (~20 ms more) load with the
+    engine, behind the first frame (``soothe.app.lazy``); once the engine is up they are
+    there, which shows the probe sees them."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SOOTHE_", "XDG_"))}
+    env.update(
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        SOOTHE_MODEL__PROVIDER="demo",
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", FIRST_FRAME], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    ready, at_first_frame, after = out.stdout.strip().splitlines()[-1].split("|")
+    assert ready == "True"
+    assert at_first_frame == "['']"
+    assert after == "pydantic,pydantic_core,soothe.engine.events,soothe.engine.views"
 
 
 async def test_no_server_start_says_so_and_offers_demo(rig: Rig) -> None:

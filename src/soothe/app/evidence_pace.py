@@ -11,9 +11,11 @@ only paces the panel.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from soothe.app.session_api import EvidenceView
+if TYPE_CHECKING:
+    from soothe.app.session_api import EvidenceView
+
 
 HOLD_S = 1.0
 

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 from soothe.app.screens.dialogs import ConfirmDialog, EvidenceDialog
 from soothe.app.screens.goals import DependencyDialog, GoalDetailDialog, GoalInputDialog
 from soothe.app.screens.main import MainScreen
-from soothe.engine.views import GoalView
 from soothe.widgets.evidence_panel import EvidencePanel
 from soothe.widgets.goal_tree import GoalTree, NodeRef
 
 if TYPE_CHECKING:
     from soothe.app.base import SootheBase
+    from soothe.engine.views import GoalView
 
     _Base = SootheBase
 else:

@@ -15,11 +15,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from soothe.app.evidence_pace import EvidencePace
-from soothe.app.session_api import EvidenceView, GoalView, ThreadSnapshot
+from soothe.app.lazy import lazy
 from soothe.app.view_paging import read_released
 from soothe.app.view_port import parse_records
 from soothe.app.view_state import CONVERSATION, ViewState, one_line, records_of
-from soothe.engine import events as ev
 from soothe.widgets.goal_tree import NodeRef
 from soothe.widgets.transcript import Block, Note, NoteKind, Transcript
 
@@ -27,7 +26,11 @@ if TYPE_CHECKING:
     from textual.widget import AwaitMount
 
     from soothe.app.main import SootheApp
+    from soothe.app.session_api import EvidenceView, GoalView, ThreadSnapshot
+    from soothe.engine import events as ev
     from soothe.engine.bus import EventBus, Subscription
+else:
+    ev = lazy("soothe.engine.events")
 
 __all__ = ["CONVERSATION", "AppPort", "EventHandler"]
 
@@ -38,11 +41,6 @@ MAX_GAP = 0.5
 """The longest the pump waits between batches (however slow the last repaint was)."""
 MOUNT_HOLD = 0.2
 """The longest the screen waits for what a batch mounted (``EventHandler._mounted``)."""
-URGENT: tuple[type[ev.EventBase], ...] = (ev.Usage, ev.StepStarted)
-"""Events applied without waiting out the batch interval. A model call that ended (its
-Usage) has sent its stream's last tokens. A step that started gets its card mounted before
-its first tokens come (15-20 ms later): held for the interval, the card's mount layout came
-with them, and they waited for it (40-50 ms, the worst of two parallel streams)."""
 SETTLE_TURNS = 10
 """Loop turns the hold gives the layouts the mounts asked for to reach the screen."""
 PAGE_RECORDS = 200
@@ -50,6 +48,15 @@ PAGE_RECORDS = 200
 FOLLOW_QUIET_S = 4.0
 """A new run or an activated goal takes the middle panel unless the user scrolled or
 selected something this recently."""
+
+
+def urgent_events() -> tuple[type[ev.EventBase], ...]:
+    """Events applied without waiting out the batch interval. A model call that ended (its
+    Usage) has sent its stream's last tokens. A step that started gets its card mounted
+    before its first tokens come (15-20 ms later): held for the interval, the card's mount
+    layout came with them, and they waited for it (40-50 ms, the worst of two parallel
+    streams)."""
+    return (ev.Usage, ev.StepStarted)
 
 
 def _stream_of(event: ev.EventBase) -> tuple[str | None, ...]:
@@ -231,7 +238,7 @@ class EventHandler:
 
     def attach(self, bus: EventBus) -> None:
         self.detach()
-        self._sub = bus.subscribe("*", urgent=URGENT)
+        self._sub = bus.subscribe("*", urgent=urgent_events())
         self._task = asyncio.get_running_loop().create_task(self._pump(self._sub))
 
     def detach(self) -> None:
@@ -255,6 +262,7 @@ class EventHandler:
         events share one repaint.
         """
         loop = asyncio.get_running_loop()
+        urgent = urgent_events()
         last = -self.interval
         gap = self.interval
         early = False  # the last batch went without its pause
@@ -267,7 +275,7 @@ class EventHandler:
             # an urgent event read first (read, it no longer cuts the pause) goes without
             # it, but not twice in a row: steps that start one after another would each
             # be a batch and a layout
-            early = wait > 0 and isinstance(first, URGENT) and not early
+            early = wait > 0 and isinstance(first, urgent) and not early
             if wait > 0:
                 self._applying = True  # events are waiting for us: not idle
                 # an urgent event cuts short the interval, not the wait a slow repaint

@@ -14,10 +14,10 @@ from textual.screen import Screen
 
 from soothe.app.screens.requests import ApprovalModal, ClarificationModal
 from soothe.engine.agent.change_preview import ChangePreview, preview_change
-from soothe.engine.events import ApprovalRequested, ClarificationRequested
 
 if TYPE_CHECKING:
     from soothe.app.base import SootheBase
+    from soothe.engine.events import ApprovalRequested, ClarificationRequested
 
     _Base = SootheBase
 else:

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from soothe.app.commands import COMMANDS, Command
-from soothe.app.session_api import ThreadView
 from soothe.themes import BUILTIN_THEMES
 
 if TYPE_CHECKING:
     from soothe.app.main import SootheApp
+    from soothe.app.session_api import ThreadView
 
 
 class _SootheProvider(Provider):

@@ -16,12 +16,13 @@ from textual.worker import Worker
 from soothe.app.attention import RUN_WORTH_TELLING_S, sequence
 from soothe.app.commands import BY_NAME, SlashCommand, parse, unescape
 from soothe.app.screens.main import MainScreen
-from soothe.app.session_api import GoalView, SessionAPI
+from soothe.app.session_api import SessionAPI
 from soothe.engine.outcome import RunOutcome
 from soothe.widgets.prompt_input import PromptInput, workspace_paths
 
 if TYPE_CHECKING:
     from soothe.app.base import SootheBase
+    from soothe.app.session_api import GoalView
 
     _Base = SootheBase
 else:

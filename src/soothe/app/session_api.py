@@ -3,8 +3,8 @@
 The app talks to the engine only through an object that satisfies ``SessionAPI``; the
 real one lives in ``soothe.engine.session`` (imported lazily, after the first frame), tests
 pass an in-memory fake. The view models (plain frozen pydantic) are defined once in
-``soothe.engine.views``, so the engine can build them, and re-exported here: widgets hold
-them without reaching into engine internals.
+``soothe.engine.views``, so the engine can build them, and re-exported here (on first
+use): widgets hold them without reaching into engine internals.
 """
 
 from __future__ import annotations
@@ -12,20 +12,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from soothe.engine.outcome import RunOutcome
-from soothe.engine.views import (
-    EvidenceView,
-    GoalView,
-    ProviderStatus,
-    StepView,
-    ThreadSnapshot,
-    ThreadView,
-)
 
 if TYPE_CHECKING:
     from soothe.engine.agent.undo import UndoReport
     from soothe.engine.bus import EventBus
     from soothe.engine.config import Settings
     from soothe.engine.interact import InteractBroker
+    from soothe.engine.views import (
+        EvidenceView,
+        GoalView,
+        ProviderStatus,
+        StepView,
+        ThreadSnapshot,
+        ThreadView,
+    )
 
 __all__ = [
     "EvidenceView",
@@ -36,6 +36,18 @@ __all__ = [
     "ThreadSnapshot",
     "ThreadView",
 ]
+
+_VIEWS = frozenset(__all__) - {"SessionAPI"}
+
+
+def __getattr__(name: str) -> Any:
+    """The view models, imported when first asked for (pydantic: not on the first frame,
+    ``soothe.app.lazy`` says why)."""
+    if name in _VIEWS:
+        from soothe.engine import views
+
+        return getattr(views, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @runtime_checkable

@@ -20,14 +20,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from soothe.app.lazy import lazy
 from soothe.app.view_port import CONVERSATION, NullPort, ViewPort, parse_records
-from soothe.engine import events as ev
 from soothe.widgets.transcript import Note, Transcript
 
 if TYPE_CHECKING:
     from soothe.app.session_api import SessionAPI
     from soothe.app.view_state import ViewState
+    from soothe.engine import events as ev
     from soothe.engine.views import GoalView
+else:
+    ev = lazy("soothe.engine.events")
 
 MAX_VIEWS = 24
 """Goal and step views held with their blocks (about eight requests' worth), besides the

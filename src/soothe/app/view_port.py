@@ -5,13 +5,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from soothe.engine import events as ev
-from soothe.engine.views import EvidenceView, GoalView, ThreadSnapshot
+from soothe.app.lazy import lazy
 from soothe.widgets.icons import STATUS_WORDS
 from soothe.widgets.transcript import Answer, Block, NoteKind, Transcript
 
 if TYPE_CHECKING:
     from soothe.app.view_state import ViewState
+    from soothe.engine import events as ev
+    from soothe.engine import views as models
+    from soothe.engine.views import EvidenceView, GoalView, ThreadSnapshot
+else:
+    ev = lazy("soothe.engine.events")
+    models = lazy("soothe.engine.views")
 
 CONVERSATION = "conversation"
 
@@ -135,7 +140,7 @@ class RequestEvents:
     # -- events: evidence and requests ---------------------------------------------------------
 
     def _evidence_added(self, event: ev.EvidenceAdded) -> None:
-        entry = EvidenceView(
+        entry = models.EvidenceView(
             evidence_id=event.evidence_id,
             kind=event.kind,
             summary=event.summary,

@@ -15,8 +15,10 @@ state) off, so a reopened thread shows the same blocks in the same order as befo
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
+from soothe.app.lazy import lazy
 from soothe.app.view_paging import MAX_VIEWS, Released, ViewPaging
 from soothe.app.view_port import (
     CONVERSATION,
@@ -29,8 +31,6 @@ from soothe.app.view_port import (
     same_text,
 )
 from soothe.app.view_steps import StepEvents
-from soothe.engine import events as ev
-from soothe.engine.views import EvidenceView, GoalView, StepView, ThreadSnapshot
 from soothe.widgets.icons import STATUS_WORDS
 from soothe.widgets.transcript import (
     Answer,
@@ -41,6 +41,14 @@ from soothe.widgets.transcript import (
     ToolRun,
     Transcript,
 )
+
+if TYPE_CHECKING:
+    from soothe.engine import events as ev
+    from soothe.engine import views as models
+    from soothe.engine.views import EvidenceView, GoalView, ThreadSnapshot
+else:
+    ev = lazy("soothe.engine.events")
+    models = lazy("soothe.engine.views")
 
 __all__ = ["CONVERSATION", "ViewPort", "ViewState", "one_line", "records_of"]
 
@@ -75,7 +83,13 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
         self.released: dict[str, Released] = {}
         self._last: dict[str, int] = {}
         self._denied: set[tuple[str | None, str | None, str]] = set()
-        self._dispatch: dict[type[ev.EventBase], Callable[[Any], None]] = {
+        self.view(CONVERSATION)
+
+    @cached_property
+    def _dispatch(self) -> dict[type[ev.EventBase], Callable[[Any], None]]:
+        """Each event type's part (built at the first event: the event types are the
+        engine's, not imported for the first frame)."""
+        return {
             ev.RunStarted: self._run_started,
             ev.RunFinished: self._run_finished,
             ev.RunFailed: self._run_failed,
@@ -105,7 +119,6 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
             ev.FinalReport: self._final_report,
             ev.ErrorEvent: self._error,
         }
-        self.view(CONVERSATION)
 
     # -- feeding -----------------------------------------------------------------------------
 
@@ -228,7 +241,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
     def _goal(self, goal_id: str) -> GoalView:
         goal = self.goals.get(goal_id)
         if goal is None:
-            goal = GoalView(id=goal_id, description=goal_id)
+            goal = models.GoalView(id=goal_id, description=goal_id)
             self._put_goal(goal)
         return goal
 
@@ -245,7 +258,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
                 steps[index] = step.model_copy(update=changes)
                 break
         else:
-            steps.append(StepView(id=step_id, **changes))
+            steps.append(models.StepView(id=step_id, **changes))
         self._update_goal(goal_id, steps=steps)
 
     def sync_goals(self, views: list[GoalView]) -> None:
@@ -363,7 +376,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
     def _goal_created(self, event: ev.GoalCreated) -> None:
         gid = event.goal_id or "?"
         existing = self.goals.get(gid)
-        goal = GoalView(
+        goal = models.GoalView(
             id=gid,
             description=event.description,
             priority=event.priority,
@@ -443,7 +456,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
             known = {s.id: s for s in goal.steps}
             steps = list(goal.steps)
             for planned in event.steps:
-                view = StepView(
+                view = models.StepView(
                     id=planned.id,
                     description=planned.description,
                     kind=planned.kind,

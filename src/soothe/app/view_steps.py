@@ -6,12 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from soothe.app.lazy import lazy
 from soothe.app.view_port import one_line
-from soothe.engine import events as ev
 from soothe.widgets.transcript import Block, CardStatus, NoteKind, StepCard, ToolRun
 
 if TYPE_CHECKING:
+    from soothe.engine import events as ev
     from soothe.widgets.transcript import Transcript
+else:
+    ev = lazy("soothe.engine.events")
 
 
 class StepEvents:

@@ -6,7 +6,7 @@ step's entries (the title says so); ``a`` shows them all until the selection cha
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.binding import Binding, BindingType
 from textual.content import Content
@@ -14,7 +14,9 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from soothe.engine.views import EvidenceView
+if TYPE_CHECKING:
+    from soothe.engine.views import EvidenceView
+
 
 EMPTY_ID = "__empty__"
 KIND_STYLES = {"tool": "$secondary", "bootstrap": "$accent", "ledger": "$primary"}

@@ -8,7 +8,7 @@ nothing but a repaint of the affected lines.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from rich.style import Style
 from rich.text import Text
@@ -20,9 +20,11 @@ from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from soothe.engine.views import GoalView
 from soothe.widgets.icons import status_icon
 from soothe.widgets.sized import StyledPerFrame
+
+if TYPE_CHECKING:
+    from soothe.engine.views import GoalView
 
 NodeKind = Literal["root", "conversation", "goal", "step"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -12,7 +12,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from soothe.app.screens.base import BOX_CSS
-from soothe.engine.views import EvidenceView
+
+if TYPE_CHECKING:
+    from soothe.engine.views import EvidenceView
 
 
 class EvidenceDialog(ModalScreen[None]):

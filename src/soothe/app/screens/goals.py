@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -13,8 +13,10 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from soothe.app.screens.base import BOX_CSS, CLOSE
-from soothe.engine.views import GoalView
 from soothe.widgets.icons import STATUS_WORDS, status_icon
+
+if TYPE_CHECKING:
+    from soothe.engine.views import GoalView
 
 
 class GoalInputDialog(ModalScreen[str | None]):

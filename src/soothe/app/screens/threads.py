@@ -12,10 +12,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from soothe.app.screens.dialogs import ConfirmDialog
-from soothe.app.session_api import ThreadView
 
 if TYPE_CHECKING:
     from soothe.app.main import SootheApp
+    from soothe.app.session_api import ThreadView
 
 
 def _when(moment: datetime | None) -> str:

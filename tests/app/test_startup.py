@@ -72,9 +72,9 @@ def test_the_first_frame_is_drawn_before_any_pydantic_model_is_imported(tmp_path
     out = subprocess.run(
         [sys.executable, "-c", FIRST_FRAME], capture_output=True, text=True, env=env, timeout=60
     )
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 0 and out.stdout.strip(), out.stderr
     ready, at_first_frame, after = out.stdout.strip().splitlines()[-1].split("|")
-    assert ready == "True"
+    assert ready == "True", out.stderr
     assert at_first_frame == "['']"
     assert after == "pydantic,pydantic_core,soothe.engine.events,soothe.engine.views"
 

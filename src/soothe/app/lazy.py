@@ -12,7 +12,7 @@ so the type checker still sees the real module::
         ev = lazy("soothe.engine.events")
 
 Annotations need no binding at all (``from __future__ import annotations`` and a
-``TYPE_CHECKING`` import). ``tests/app/test_first_frame_imports.py`` keeps the first frame
+``TYPE_CHECKING`` import). A test in ``tests/app/test_startup.py`` keeps the first frame
 free of pydantic.
 """
 

@@ -40,14 +40,16 @@ __all__ = [
 _VIEWS = frozenset(__all__) - {"SessionAPI"}
 
 
-def __getattr__(name: str) -> Any:
-    """The view models, imported when first asked for (pydantic: not on the first frame,
-    ``soothe.app.lazy`` says why)."""
-    if name in _VIEWS:
-        from soothe.engine import views
+if not TYPE_CHECKING:  # for mypy the names are the imports above, and no others
 
-        return getattr(views, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    def __getattr__(name: str) -> Any:
+        """The view models, imported when first asked for (pydantic: not on the first frame,
+        ``soothe.app.lazy`` says why)."""
+        if name in _VIEWS:
+            from soothe.engine import views
+
+            return getattr(views, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @runtime_checkable

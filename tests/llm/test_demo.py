@@ -168,3 +168,13 @@ def test_reset_models_rebuilds_from_changed_settings() -> None:
     hub.reset_models()
     assert hub.chat_model().model == "b:2b"  # type: ignore[attr-defined]
     assert hub.model_name() == "b:2b"
+
+
+async def test_the_demo_model_keeps_only_its_last_call() -> None:
+    """A session on the demo model does not keep every prompt it sent (bench_memory)."""
+    model = build_demo_model()
+    hub = ModelHub(ModelSettings(provider="demo"), models={"default": model})
+    for n in range(3):
+        await hub.stream_text([HumanMessage(content=f"hello {n}")])
+    assert [call.index for call in model.calls] == [2]  # the count goes on
+    assert model.calls[0].messages[-1].content == "hello 2"

@@ -83,7 +83,8 @@ def build_demo_model(*, chunk_delay: float = 0.0) -> ScriptedChatModel:
             return ScriptedReply(text=item, chunk_delay=chunk_delay)
         return item
 
-    return ScriptedChatModel(responder=respond, model_name=DEMO_NAME)
+    # the last call only: a session's worth of calls would keep every prompt it sent
+    return ScriptedChatModel(responder=respond, model_name=DEMO_NAME, keep_calls=1)
 
 
 def demo_responder(messages: list[BaseMessage], info: dict[str, Any]) -> Any:

@@ -200,16 +200,21 @@ class ScriptedChatModel(BaseChatModel):
 
     Script items are consumed in the order calls reach the model; every call is
     appended to `calls` first, even one that then fails or finds the script empty.
+    `keep_calls` bounds what `calls` holds (the newest that many; None: every call, as
+    tests read them): the demo model is a user's model, and a record of every call holds
+    every prompt of the session (~0.2 MB a request in a 100-request session).
     """
 
     script: list[Any] = []
     responder: Responder | None = None
     model_name: str = "scripted"
+    keep_calls: int | None = None
 
     _queue: deque[Any] = PrivateAttr(default_factory=deque)
     _calls: list[ScriptedCall] = PrivateAttr(default_factory=list)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _scripted: int = PrivateAttr(default=0)
+    _made: int = PrivateAttr(default=0)
 
     def model_post_init(self, context: Any, /) -> None:
         super().model_post_init(context)
@@ -220,7 +225,8 @@ class ScriptedChatModel(BaseChatModel):
 
     @property
     def calls(self) -> list[ScriptedCall]:
-        """Every call made so far, in order (shared by all bound runnables)."""
+        """The calls made so far, in order (shared by all bound runnables): every one,
+        or the newest ``keep_calls``."""
         return self._calls
 
     @property
@@ -340,21 +346,24 @@ class ScriptedChatModel(BaseChatModel):
         tools = list(extra.pop("tools", None) or [])
         with self._lock:
             call = ScriptedCall(
-                index=len(self._calls),
+                index=self._made,
                 messages=list(messages),
                 tools=tools,
                 kwargs=extra,
                 stop=stop,
                 streamed=streamed,
             )
+            self._made += 1
             self._calls.append(call)
+            if self.keep_calls is not None and len(self._calls) > self.keep_calls:
+                del self._calls[: len(self._calls) - self.keep_calls]
             has_item = bool(self._queue)
             item = self._queue.popleft() if has_item else None
         if not has_item:
             if self.responder is None:
                 msg = (
                     f"ScriptedChatModel {self.model_name!r}: script exhausted - "
-                    f"{len(self._calls)} calls made, only {self._scripted} replies scripted"
+                    f"{self._made} calls made, only {self._scripted} replies scripted"
                 )
                 raise ScriptExhausted(msg)
             item = self.responder(call.messages, call.as_dict())

@@ -86,3 +86,24 @@ async def test_the_status_line_follows_a_server_check_both_ways(rig: Rig) -> Non
         assert app.main.status.info.provider == "reachable"
         assert _notices(app) == []
         assert any(n.message == "The model server answers again." for n in app._notifications)
+
+
+async def test_a_server_that_goes_away_while_idle_is_shown_by_the_next_check(rig: Rig) -> None:
+    """No run needed: the idle check finds it gone, as it finds it back."""
+    app = rig.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        assert app.main.status.info.provider == "reachable"
+        rig.server.stop()
+        app._recheck_in_worker()  # what the 15 s interval calls
+        await app.workers.wait_for_complete()
+        await settle(app, pilot)
+        assert app.main.status.info.provider == "unreachable"
+        assert [n.border_title for n in _notices(app)] == ["No model server"]
+        rig.server.start()
+        app._recheck_in_worker()
+        await app.workers.wait_for_complete()
+        await settle(app, pilot)
+        assert app.main.status.info.provider == "reachable"
+        assert _notices(app) == []
+        _conversation_intact(app)

@@ -27,7 +27,8 @@ else:
 NO_SERVER_NOTICE = "no-server"
 ENGINE_NOTICE = "engine"
 SERVER_RECHECK_S = 15.0
-"""While the server is unreachable (and no run is going), check it this often."""
+"""While no run is going, check the model server this often: the status line follows it
+both ways (a run in progress finds out for itself)."""
 
 
 FULL_GC_DUE = 10
@@ -198,15 +199,23 @@ class BootMixin(_Base):
     def _recheck_in_worker(self) -> None:
         session = self.session
         idle = self.session_ready and not self.running
-        if idle and session is not None and session.provider_status == "unreachable":
+        if idle and session is not None and session.provider_status != "demo":
             self.run_worker(self.recheck_server(), group="server-check", exit_on_error=False)
 
     async def recheck_server(self) -> None:
-        """Ask the server again (a check, not a run); the screen follows the answer."""
-        refresh = getattr(self.session, "refresh_provider_status", None)
-        if callable(refresh):
-            with contextlib.suppress(Exception):
-                await refresh()
+        """Ask the server again (a check, not a run); the screen follows the answer: one
+        that went away is shown as a run that could not reach it is."""
+        session = self.session
+        refresh = getattr(session, "refresh_provider_status", None)
+        if session is None or not callable(refresh):
+            self.sync_server_state()
+            return
+        before = session.provider_status
+        with contextlib.suppress(Exception):
+            await refresh()
+        if before == "reachable" and session.provider_status == "unreachable":
+            self.server_lost(getattr(session, "server_error", "") or "")
+            return
         self.sync_server_state()
 
     def sync_server_state(self) -> None:

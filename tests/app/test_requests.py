@@ -10,6 +10,7 @@ from textual.widgets import Input
 
 from soothe.app.screens.requests import ApprovalModal, ClarificationModal
 from soothe.engine import events as ev
+from soothe.widgets.transcript import ToolRun
 from tests.app.conftest import type_text
 from tests.app.real_harness import Rig, assess, classify, plan, ready, send, settle, step, until
 from tests.fakes import FakeReply
@@ -140,6 +141,16 @@ async def test_approve_and_deny_tools(rig: Rig) -> None:
         assert (rig.workspace / "build").is_dir()  # denied: not run
         assert app.screen is app.main
         assert app.main.goal_tree.display_status("G1") == "completed"
+        # one row per call, answered: the call published again after an approval is the
+        # same row, not a second one under a pending "…"
+        card = app.handler.state.cards["G1/S-01"]
+        runs = [part for part in card.parts if isinstance(part, ToolRun)]
+        assert [(r.tool, r.ok) for r in runs] == [
+            ("run_shell", True),
+            ("write_file", True),
+            ("write_file", True),
+            ("run_shell", False),
+        ]
 
 
 async def test_interrupt_closes_an_open_modal(rig: Rig) -> None:

@@ -85,6 +85,18 @@ class StepEvents:
         self.changed(card)
 
     def _tool_called(self, event: ev.ToolCalled) -> None:
+        again = self.tools.get(event.call_id)
+        if again is not None and again.tool == event.tool:
+            # the same call, not yet answered: a step that stopped for the user's approval
+            # runs its tool node again once answered, and publishes the call again
+            again.args = dict(event.args)
+            again.version += 1
+            card = self._card(event)
+            if card is not None:
+                self._card_changed(card)
+            else:
+                self.changed(again)
+            return
         run = ToolRun(call_id=event.call_id, tool=event.tool, args=dict(event.args))
         self.tools[event.call_id] = run
         card = self._card(event)

@@ -182,3 +182,39 @@ async def test_the_request_keeps_whole_arguments_the_event_a_preview(
     assert out.ok and (ws / "big.txt").read_text() == content
     assert len(seen[0].args["content"]) < 2100  # the event: shortened
     assert getattr(requests[0], "args", {})["content"] == content  # the request: whole
+
+
+async def test_always_also_answers_the_covered_requests_already_waiting(
+    broker: InteractBroker,
+) -> None:
+    """Two steps ask at once (parallel): "always" on one answers the other's request for
+    the same rule; a request it does not cover stays open. (The step driver calls
+    answer_covered with the broker's answer; tests/app/test_requests.py runs it whole.)"""
+    import asyncio
+
+    from soothe.engine.agent.approval import answer_covered
+    from soothe.engine.interact import ApprovalRequest, ApprovalResponse
+    from soothe.engine.scope import Scope
+
+    def ask(tool: str, **args: str) -> tuple[ApprovalRequest, asyncio.Task[object]]:
+        request = ApprovalRequest.within(Scope("t"), tool=tool, args=args, path="")
+        return request, asyncio.create_task(broker.ask(request))
+
+    first, first_answer = ask("write_file", path="one.txt", content="1")
+    _, second_answer = ask("write_file", path="two.txt", content="2")
+    _, shell_answer = ask("run_shell", command="pytest -q")
+    _, other_shell = ask("run_shell", command="rm -rf build")
+    await asyncio.sleep(0)
+    always = ApprovalResponse(outcome="approve_always")
+    broker.answer(first.request_id, always)
+    assert await first_answer == always
+    assert answer_covered(broker, first, always) == 1
+    assert await asyncio.wait_for(second_answer, 1) == always
+    assert {r.args["command"] for r in broker.pending()} == {"pytest -q", "rm -rf build"}
+    shell = next(r for r in broker.pending() if r.args["command"] == "pytest -q")
+    broker.answer(shell.request_id, always)
+    assert answer_covered(broker, shell, always) == 0  # "always pytest" does not cover rm
+    assert await shell_answer == always
+    assert [r.args["command"] for r in broker.pending()] == ["rm -rf build"]
+    assert answer_covered(broker, first, ApprovalResponse(outcome="approve_once")) == 0
+    other_shell.cancel()

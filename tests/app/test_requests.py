@@ -166,3 +166,35 @@ async def test_interrupt_closes_an_open_modal(rig: Rig) -> None:
         assert app.screen is app.main
         assert not app.session.broker.pending()
         assert app.session.context.get_goal("G1").status != "completed"
+
+
+async def test_always_answers_the_same_tools_dialog_waiting_behind_it(rig: Rig) -> None:
+    """Two parallel steps ask for write_file at once: "always" on the first dialog answers
+    the second step's request too, so its dialog never opens."""
+    rig.configure(tools={"approval": "ask"})
+    rig.brain.add("Classification", classify("simple"))
+    rig.brain.add("PlanGeneration", plan(step("S-01", "Write a"), step("S-02", "Write b")))
+    rig.brain.step("S-01", _tool("write_file", path="a.txt", content="one\n"), "Wrote a.")
+    rig.brain.step("S-02", _tool("write_file", path="b.txt", content="two\n"), "Wrote b.")
+    rig.brain.always["StatusAssessment"] = assess("done", progress="complete")
+    rig.brain.always["complete"] = "Wrote both."
+    app = rig.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app, pilot)
+        answers = _answers(app)
+        await send(app, pilot, "write both")
+        first = await _wait_for_modal(app, pilot, ApprovalModal)
+        await until(lambda: len(app.session.broker.pending()) == 2, pilot, timeout=20)
+        await pilot.pause()
+        assert first.tool == "write_file"
+        await pilot.press("A")
+        await until(lambda: not app.session.broker.pending(), pilot, timeout=20)
+        await settle(app, pilot)
+        assert [(a.tool, a.outcome) for a in answers] == [  # type: ignore[attr-defined]
+            ("write_file", "approve_always"),
+            ("write_file", "approve_always"),
+        ]
+        assert (rig.workspace / "a.txt").read_text() == "one\n"
+        assert (rig.workspace / "b.txt").read_text() == "two\n"
+        assert app.screen is app.main
+        assert app.main.goal_tree.display_status("G1") == "completed"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -128,6 +129,17 @@ class InteractBroker:
         self._finish(request, response)
         if not future.done():
             future.set_result(response)
+
+    def answer_open(self, covered: Callable[[Request], bool], response: Response) -> int:
+        """Answer every open request ``covered`` accepts with ``response``: an "approve
+        always" also answers the requests it covers that were already waiting (parallel
+        steps ask at once). How many were answered."""
+        count = 0
+        for request_id, (request, future) in list(self._pending.items()):
+            if not future.done() and covered(request):
+                self.answer(request_id, response)
+                count += 1
+        return count
 
     def cancel_all(self) -> int:
         """Resolve every open request as cancelled (an interrupted run)."""

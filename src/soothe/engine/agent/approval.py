@@ -33,6 +33,7 @@ from soothe.engine.scope import Scope
 
 if TYPE_CHECKING:
     from soothe.engine.agent.tools import ToolContext
+    from soothe.engine.interact import InteractBroker
 
 Decision = Literal["ask", "auto", "deny"]
 _SHELL_WRAPPERS = frozenset({"sudo", "env", "nice", "nohup", "time", "command", "exec"})
@@ -113,6 +114,23 @@ def decide(
     if decision == "auto" and tool == "run_shell" and not ctx.shell_confined:
         return "ask", "no sandbox"
     return decision, why
+
+
+def answer_covered(
+    broker: InteractBroker, asked: ApprovalRequest, response: ApprovalResponse
+) -> int:
+    """An "always" also answers the open requests it covers: parallel steps ask at once,
+    and the second dialog, for the same rule, would ask what the user just answered.
+    How many were answered."""
+    if response.outcome != "approve_always":
+        return 0
+    key = rule_key(asked.tool, asked.args)
+    return broker.answer_open(
+        lambda open_: (
+            isinstance(open_, ApprovalRequest) and rule_key(open_.tool, open_.args) == key
+        ),
+        response,
+    )
 
 
 async def require_approval(

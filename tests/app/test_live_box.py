@@ -87,12 +87,12 @@ async def test_a_tail_grows_once_and_shows_the_newest_rows() -> None:
 
 
 async def test_a_short_text_in_a_tail_has_no_hint_and_blank_rows_below() -> None:
-    text = StreamText(placeholder=WAITING)
+    text = StreamText(placeholder=WAITING[None])
     text.set_tail(12)
     app = One(text)
     async with app.run_test(size=(40, 30)) as pilot:
         await pilot.pause()
-        assert _shown(text) == [WAITING] + [""] * (TAIL_FIRST - 1)
+        assert _shown(text) == [WAITING[None]] + [""] * (TAIL_FIRST - 1)
         text.append(_lines(3))
         await pilot.pause()
         assert _shown(text) == ["r000", "r001", "r002"] + [""] * (TAIL_FIRST - 3)
@@ -221,7 +221,7 @@ async def test_a_running_card_ends_with_the_waiting_box_and_the_text_fills_it() 
         assert rows is not None
         assert _layout(view) == ["header", f"waiting/{rows}", "detail"]
         box = view.query_one(StreamText)
-        assert box.render_line(0).text.rstrip() == WAITING
+        assert box.render_line(0).text.rstrip() == WAITING[None]
 
         card.add_text("the first row\nthe second")
         await _touch(app, pilot, card)

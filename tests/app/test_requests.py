@@ -10,6 +10,7 @@ from textual.widgets import Input
 
 from soothe.app.screens.requests import ApprovalModal, ClarificationModal
 from soothe.engine import events as ev
+from soothe.widgets.step_card import WAITING, StepCardView
 from soothe.widgets.transcript import ToolRun
 from tests.app.conftest import type_text
 from tests.app.real_harness import Rig, assess, classify, plan, ready, send, settle, step, until
@@ -121,6 +122,12 @@ async def test_approve_and_deny_tools(rig: Rig) -> None:
         tree = app.main.goal_tree
         label = tree.render_label(tree._goal_nodes["G1"], tree.rich_style, tree.rich_style).plain
         assert "? G1" in label and "approval?" in label
+        # the step's card says so too, not "waiting for the model…"
+        view = next(v for v in app.main.query(StepCardView) if v.card.key == "G1/S-01")
+        await until(lambda: view.live_box is not None, pilot)
+        assert view.live_box is not None and view.live_box.placeholder == WAITING["approval"]
+        assert view.live_box.render_line(0).text.strip() == "waiting for your approval…"
+        assert view._header_content.plain.startswith("? G1/S-01")
         await pilot.press("a")
         await until(lambda: len(answers) == 1, pilot)
         second = await _wait_for_modal(app, pilot, ApprovalModal)

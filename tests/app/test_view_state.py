@@ -148,6 +148,34 @@ def test_toasts_and_dialogs_only_live_not_when_replayed() -> None:
     assert again.blocks() == state.blocks()
 
 
+def test_a_step_card_says_what_it_waits_for_from_the_user() -> None:
+    state = ViewState(RecordingPort())
+    asked = [
+        ev.StepStarted(description="Write", **scope("S1")),
+        ev.ToolCalled(call_id="c1", tool="write_file", **scope("S1")),
+        ev.ApprovalRequested(request_id="r1", tool="write_file", **scope("S1")),
+    ]
+    for event in asked:
+        state.feed(event)
+    card = state.cards["G1/S1"]
+    assert card.awaiting == "approval"
+    version = card.version
+    state.feed(
+        ev.ApprovalAnswered(
+            request_id="r1", tool="write_file", outcome="approve_once", **scope("S1")
+        )
+    )
+    assert card.awaiting is None and card.version > version
+    state.feed(ev.ClarificationRequested(request_id="r2", questions=["Which?"], **scope("S1")))
+    assert card.awaiting == "clarification"
+    state.feed(ev.StepFailed(error="stopped", **scope("S1")))
+    assert card.awaiting is None  # an ended step waits for nothing
+
+    replayed = ViewState(RecordingPort())
+    replayed.replay((event, 1) for event in asked)
+    assert replayed.cards["G1/S1"].awaiting == "approval"
+
+
 def test_a_goal_created_outside_a_run_says_how_to_run_it() -> None:
     state = ViewState(RecordingPort())
     state.feed(ev.GoalCreated(description="later", **scope()))

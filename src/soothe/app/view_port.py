@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from soothe.app.lazy import lazy
 from soothe.widgets.icons import STATUS_WORDS
-from soothe.widgets.transcript import Answer, Block, NoteKind, Transcript
+from soothe.widgets.transcript import Answer, Awaiting, Block, NoteKind, Transcript
 
 if TYPE_CHECKING:
     from soothe.app.view_state import ViewState
@@ -134,6 +134,9 @@ class RequestEvents:
     def note(self, keys: Iterable[str], text: str, kind: NoteKind = "info") -> None:
         raise NotImplementedError
 
+    def _card_awaits(self, event: ev.EventBase, awaiting: Awaiting | None) -> None:
+        raise NotImplementedError
+
     def _keys(self, event: ev.EventBase, *, conversation: bool = True) -> list[str]:
         raise NotImplementedError
 
@@ -165,6 +168,7 @@ class RequestEvents:
     def _clarification_requested(self, event: ev.ClarificationRequested) -> None:
         asks = "; ".join(event.questions)
         self.note(self._keys(event), f"{event.goal_id or 'agent'} asks: {asks}", "warn")
+        self._card_awaits(event, "clarification")
         if self.live:
             if event.goal_id:
                 self.port.set_awaiting(event.goal_id, "clarification", event.step_id)
@@ -179,6 +183,7 @@ class RequestEvents:
             "cancelled": "question cancelled",
         }[event.outcome]
         self.note(self._keys(event), text, "info")
+        self._card_awaits(event, None)
         if self.live:
             if event.goal_id:
                 self.port.set_awaiting(event.goal_id, None)
@@ -186,6 +191,7 @@ class RequestEvents:
 
     def _approval_requested(self, event: ev.ApprovalRequested) -> None:
         self.note(self._keys(event), f"approval needed to run {event.tool}", "warn")
+        self._card_awaits(event, "approval")
         if self.live:
             if event.goal_id:
                 self.port.set_awaiting(event.goal_id, "approval", event.step_id)
@@ -203,6 +209,7 @@ class RequestEvents:
         if event.outcome == "deny":
             self._denied.add((event.goal_id, event.step_id, event.tool))
         self.note(self._keys(event), f"{event.tool or 'tool'} {text}", kind)
+        self._card_awaits(event, None)
         if self.live:
             if event.goal_id:
                 self.port.set_awaiting(event.goal_id, None)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from soothe.app.lazy import lazy
 from soothe.app.view_port import one_line
-from soothe.widgets.transcript import Block, CardStatus, NoteKind, StepCard, ToolRun
+from soothe.widgets.transcript import Awaiting, Block, CardStatus, NoteKind, StepCard, ToolRun
 
 if TYPE_CHECKING:
     from soothe.engine import events as ev
@@ -60,6 +60,13 @@ class StepEvents:
     def _card_changed(self, card: StepCard) -> None:
         card.version += 1
         self.changed(card)
+
+    def _card_awaits(self, event: ev.EventBase, awaiting: Awaiting | None) -> None:
+        """The step's card says what it waits for (its live box, its header's mark)."""
+        card = self.cards.get(f"{event.goal_id}/{event.step_id}")
+        if card is not None and card.awaiting != awaiting:
+            card.awaiting = awaiting if card.status == "active" else None
+            self._card_changed(card)
 
     def _step_started(self, event: ev.StepStarted) -> None:
         if event.goal_id and event.step_id:
@@ -137,6 +144,7 @@ class StepEvents:
             return
         card.status = status
         card.detail = detail
+        card.awaiting = None
         self._card_changed(card)
 
     def _step_completed(self, event: ev.StepCompleted) -> None:

@@ -39,11 +39,19 @@ HEADER_EVERY_S = 0.25
 """While a step runs, its header (the spinner, the token count) is drawn again at most
 this often. Drawn at every batch, the two headers of two streaming steps were ~35 ms of
 each second of the screen's time (Textual's Content path: ~0.4 ms a row)."""
-WAITING = "waiting for the model…"
+WAITING = {
+    None: "waiting for the model…",
+    "approval": "waiting for your approval…",
+    "clarification": "waiting for your answer…",
+}
+"""What a running card's live box says before its next text comes."""
+AWAITING_MARK = ("?", "$accent")  # engine.glyphs: ? is a step waiting for the user
 
 
 def card_header(card: StepCard) -> Content:
-    if card.status == "active":
+    if card.status == "active" and card.awaiting:
+        mark = AWAITING_MARK
+    elif card.status == "active":
         mark = (SPINNER[card.tokens % len(SPINNER)], "$warning")
     else:
         mark = STATUS_MARKS.get(card.status, ("•", "$text-muted"))
@@ -100,6 +108,8 @@ class StepCardView(PlacedOnce, Vertical):
         self._header_at = monotonic()
         self._header_live = card.status == "active"
         """The header shown is a running step's (its spinner turns)."""
+        self._header_awaiting = card.awaiting
+        """What the header shown says the step waits for from the user."""
         self._header_timer: Timer | None = None
         self._header = Line(self._header_content, classes="card-header")
         self._detail = Line(classes="card-detail")
@@ -172,7 +182,7 @@ class StepCardView(PlacedOnce, Vertical):
         return self.running and self.live_rows is not None and not isinstance(last, TextRun)
 
     def _new_box(self) -> StreamText:
-        box = StreamText(max_lines=STREAM_MAX_LINES, placeholder=WAITING)
+        box = StreamText(max_lines=STREAM_MAX_LINES, placeholder=WAITING[self.card.awaiting])
         box.set_tail(self.live_rows)
         return box
 
@@ -229,6 +239,9 @@ class StepCardView(PlacedOnce, Vertical):
         if card.answer and card.status != "active":
             self._render_answer()
             return
+        if self._box is not None and self._box.placeholder != WAITING[card.awaiting]:
+            self._box.placeholder = WAITING[card.awaiting]
+            self._box.refresh()
         if self._detail.parent is not self:
             # not composed yet (a view just shown, a batch before the card's compose):
             # compose builds every part as the card has it then
@@ -267,6 +280,8 @@ class StepCardView(PlacedOnce, Vertical):
         when it next wakes; a timer that fired while batches come would be a frame of
         its own)."""
         live = self.card.status == "active" and self._header_live
+        if self.card.awaiting != self._header_awaiting:  # the user is asked, or answered
+            live = False
         if live and monotonic() - self._header_at < HEADER_EVERY_S:
             if self._header_timer is not None:
                 self._header_timer.reset()
@@ -286,6 +301,7 @@ class StepCardView(PlacedOnce, Vertical):
             self._header_timer = None
         self._header_at = monotonic()
         self._header_live = self.card.status == "active"
+        self._header_awaiting = self.card.awaiting
         self._update_header(card_header(self.card))
 
     def _update_header(self, header: Content) -> None:

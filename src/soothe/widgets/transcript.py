@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 NoteKind = Literal["user", "info", "plan", "step", "ok", "warn", "error", "reasoning"]
 CardStatus = Literal["active", "completed", "failed", "cancelled", "skipped", "suspended"]
+Awaiting = Literal["approval", "clarification"]
 
 MAX_SEGMENTS = 200
 MAX_TEXT_CHARS = 120_000
@@ -111,6 +112,9 @@ class StepCard:
     duration_s: float = 0.0
     detail: str = ""
     answer: bool = False
+    awaiting: Awaiting | None = None
+    """What the running step waits for from the user (its tool call's approval, or the
+    answer to its question), if anything."""
     version: int = 0
 
     @property

@@ -148,3 +148,51 @@ async def test_tree_keys_follow_the_keymap(rig: Rig) -> None:
         await pilot.press("delete", "y")
         await settle(app, pilot)
         assert app.session.context.get_goal("G1").status == "cancelled"
+
+
+async def test_enter_on_a_step_shows_that_step_in_its_goal(rig: Rig) -> None:
+    """Enter on a step: its goal's details, the step marked, with what its card knows; a
+    long step description wraps under itself, not under the step's id."""
+    from textual.widgets import Static
+
+    from tests.app.real_harness import assess, classify, plan, send, step
+
+    long = "Read every file of the workspace and list what each one is for " * 3
+    rig.brain.add("Classification", classify("complex"))
+    rig.brain.add(
+        "PlanGeneration", plan(step("S-01", "Look around"), step("S-02", long.strip(), ["S-01"]))
+    )
+    rig.brain.step("S-01", "Two files.")
+    rig.brain.step("S-02", "Both are notes.")
+    rig.brain.always["StatusAssessment"] = assess("done", progress="complete")
+    rig.brain.always["complete"] = "Both are notes."
+    app = rig.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app, pilot)
+        await send(app, pilot, "what is here")
+        tree = app.main.goal_tree
+        await until(lambda: tree.display_status("G1") == "completed", pilot, timeout=20)
+        await settle(app, pilot)
+        await pilot.press("ctrl+g")
+        tree.move_cursor(tree._step_nodes[("G1", "S-02")])
+        await pilot.pause()
+        assert tree.selected_ref == NodeRef("step", "G1", "S-02")
+        await pilot.press("enter")
+        await until(lambda: isinstance(app.screen, GoalDetailDialog), pilot)
+        dialog = app.screen
+        assert isinstance(dialog, GoalDetailDialog)
+        await pilot.pause()
+        assert dialog.goal.id == "G1" and dialog.step_id == "S-02"
+        chosen = dialog.query_one(".step-row.-chosen")
+        mark, text = chosen.query(Static)
+        assert str(mark.render()).endswith("S-02")
+        assert text.region.x > mark.region.x + 4 and text.region.height > 1  # wrapped
+        facts = str(dialog.query_one(".step-facts", Static).render())
+        assert facts.startswith("3 tokens")
+        await pilot.press("escape")
+        assert app.screen is app.main
+        # on the goal: no step marked
+        tree.move_cursor(tree._goal_nodes["G1"])
+        await pilot.press("enter")
+        await until(lambda: isinstance(app.screen, GoalDetailDialog), pilot)
+        assert app.screen.step_id is None and not app.screen.query(".step-row.-chosen")  # type: ignore[attr-defined]

@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING
 from soothe.app.screens.dialogs import ConfirmDialog, EvidenceDialog
 from soothe.app.screens.goals import DependencyDialog, GoalDetailDialog, GoalInputDialog
 from soothe.app.screens.main import MainScreen
+from soothe.app.view_port import one_line
 from soothe.widgets.evidence_panel import EvidencePanel
 from soothe.widgets.goal_tree import GoalTree, NodeRef
+from soothe.widgets.step_card import card_facts
 
 if TYPE_CHECKING:
     from soothe.app.base import SootheBase
@@ -48,7 +50,7 @@ class GoalActions(_Base):
             self.notify("Select a goal first (up/down in the goal tree).", severity="warning")
             return
         actions: dict[str, Callable[[GoalView], None]] = {
-            "details": self._goal_details,
+            "details": lambda g: self._goal_details(g, event.step_id),
             "depend": self._pick_dependency,
             "undepend": self._pick_removal,
             "cancel": self._cancel_goal,
@@ -62,10 +64,17 @@ class GoalActions(_Base):
         if action is not None:
             action(goal)
 
-    def _goal_details(self, goal: GoalView) -> None:
+    def _goal_details(self, goal: GoalView, step_id: str | None = None) -> None:
         evidence = sum(1 for e in self.handler.evidence.values() if e.goal_id == goal.id)
         answer = self.handler.answers.get(goal.id, "")
-        self.push_screen(GoalDetailDialog(goal, answer, evidence))
+        facts = ""
+        card = self.handler.state.cards.get(f"{goal.id}/{step_id}") if step_id else None
+        if card is not None:
+            detail = [one_line(card.detail, 300)] if card.detail else []
+            facts = " · ".join([*card_facts(card), *detail])
+        self.push_screen(
+            GoalDetailDialog(goal, answer, evidence, step_id=step_id, step_facts=facts)
+        )
 
     def _pick_dependency(self, goal: GoalView) -> None:
         gid = goal.id

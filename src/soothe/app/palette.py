@@ -68,7 +68,7 @@ class ThreadsProvider(_SootheProvider):
             (
                 f"Open thread: {thread.title or thread.id}",
                 partial(app.open_thread, thread.id),
-                f"{thread.goal_count} goals · {thread.id}",
+                f"{thread.goal_count} goal{'' if thread.goal_count == 1 else 's'} · {thread.id}",
             )
             for thread in self.threads
         ]

@@ -123,10 +123,12 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
     class Command(Message):
         """A goal command from the keyboard (``new``, ``cancel``, ``details``...)."""
 
-        def __init__(self, command: str, goal_id: str | None) -> None:
+        def __init__(self, command: str, goal_id: str | None, step_id: str | None = None) -> None:
             super().__init__()
             self.command = command
             self.goal_id = goal_id
+            self.step_id = step_id
+            """The step under the cursor, when it is on a step (details shows that step)."""
 
     class StreamChosen(Message):
         """The cursor moved to a node: show its stream."""
@@ -460,7 +462,8 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
     def action_command(self, command: str) -> None:
         ref = self.selected_ref
         goal_id = ref.goal_id if ref.kind in ("goal", "step") else None
-        self.post_message(self.Command(command, goal_id))
+        step_id = ref.step_id if ref.kind == "step" else None
+        self.post_message(self.Command(command, goal_id, step_id))
 
     def action_cursor_parent(self) -> None:
         node = self.cursor_node

@@ -48,13 +48,8 @@ WAITING = {
 AWAITING_MARK = ("?", "$accent")  # engine.glyphs: ? is a step waiting for the user
 
 
-def card_header(card: StepCard) -> Content:
-    if card.status == "active" and card.awaiting:
-        mark = AWAITING_MARK
-    elif card.status == "active":
-        mark = (SPINNER[card.tokens % len(SPINNER)], "$warning")
-    else:
-        mark = STATUS_MARKS.get(card.status, ("•", "$text-muted"))
+def card_facts(card: StepCard) -> list[str]:
+    """What a card's header says of its step besides its name: tokens, time, answer."""
     facts = []
     if card.tokens:
         facts.append(f"{card.tokens} token{'' if card.tokens == 1 else 's'}")
@@ -62,6 +57,17 @@ def card_header(card: StepCard) -> Content:
         facts.append(f"{card.duration_s:.1f} s")
     if card.answer:
         facts.append("answer")
+    return facts
+
+
+def card_header(card: StepCard) -> Content:
+    if card.status == "active" and card.awaiting:
+        mark = AWAITING_MARK
+    elif card.status == "active":
+        mark = (SPINNER[card.tokens % len(SPINNER)], "$warning")
+    else:
+        mark = STATUS_MARKS.get(card.status, ("•", "$text-muted"))
+    facts = card_facts(card)
     description = " ".join(card.description.split())
     if len(description) > 100:
         description = description[:99] + "…"

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
@@ -98,7 +98,8 @@ class DependencyDialog(ModalScreen[str | None]):
 
 
 class GoalDetailDialog(ModalScreen[None]):
-    """enter in the goal tree: everything known about one goal."""
+    """enter in the goal tree: everything known about one goal (on a step: that goal, its
+    step marked, with what its card knows of it)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,enter,q", "close", "Close", id="dialog.close")
@@ -107,14 +108,31 @@ class GoalDetailDialog(ModalScreen[None]):
         BOX_CSS.format(name="GoalDetailDialog")
         + """
     GoalDetailDialog VerticalScroll { height: auto; max-height: 30; }
+    GoalDetailDialog .step-row { height: auto; }
+    GoalDetailDialog .step-row > .step-mark { width: auto; padding-left: 2; }
+    GoalDetailDialog .step-row > .step-text { width: 1fr; padding-left: 1; }
+    GoalDetailDialog .step-row.-chosen { background: $boost; text-style: bold; }
+    GoalDetailDialog .step-facts { color: $text-muted; padding-left: 4; }
     """
     )
 
-    def __init__(self, goal: GoalView, answer: str = "", evidence: int = 0) -> None:
+    def __init__(
+        self,
+        goal: GoalView,
+        answer: str = "",
+        evidence: int = 0,
+        *,
+        step_id: str | None = None,
+        step_facts: str = "",
+    ) -> None:
         super().__init__()
         self.goal = goal
         self.answer = answer
         self.evidence_count = evidence
+        self.step_id = step_id if any(s.id == step_id for s in goal.steps) else None
+        """The step the cursor was on, marked in the list."""
+        self.step_facts = step_facts
+        """What the chosen step's card knows (tokens, time, its error), one line."""
 
     def compose(self) -> ComposeResult:
         goal = self.goal
@@ -129,23 +147,40 @@ class GoalDetailDialog(ModalScreen[None]):
         for name, value in rows:
             parts += [(f"{name:<10}", "$text-muted"), value, "\n"]
         if goal.steps:
-            parts.append(("\nsteps\n", "$text-muted"))
-            for step in goal.steps:
-                icon = status_icon(step.status, None, step=True)
-                after = f"  (after {', '.join(step.dependencies)})" if step.dependencies else ""
-                parts.append(f"  {icon} {step.id}  {step.description}{after}\n")
+            parts.append(("\nsteps", "$text-muted"))
+        tail: list[tuple[str, str] | str] = []
         if goal.findings and goal.findings.strip() != self.answer.strip():
             # the completed goal's findings are its answer: shown once, below
-            parts += [("\nfindings\n", "$text-muted"), goal.findings + "\n"]
+            tail += [("\nfindings\n", "$text-muted"), goal.findings + "\n"]
         if goal.error:
-            parts += [("\nerror\n", "$error"), goal.error + "\n"]
+            tail += [("\nerror\n", "$error"), goal.error + "\n"]
         if self.answer:
-            parts += [("\nanswer\n", "$text-muted"), self.answer + "\n"]
+            tail += [("\nanswer\n", "$text-muted"), self.answer + "\n"]
         with Vertical() as box:
-            box.border_title = f"Goal {goal.id}"
+            box.border_title = f"Goal {goal.id}" + (
+                f" · step {self.step_id}" if self.step_id else ""
+            )
             box.border_subtitle = "esc closes"
             with VerticalScroll():
                 yield Static(Content.assemble(*parts))
+                for step in goal.steps:
+                    chosen = step.id == self.step_id
+                    icon = status_icon(step.status, None, step=True)
+                    after = f"  (after {', '.join(step.dependencies)})" if step.dependencies else ""
+                    # the text in a column of its own: a long description wraps under
+                    # itself, not under the step's id
+                    with Horizontal(classes="step-row" + (" -chosen" if chosen else "")):
+                        yield Static(f"{icon} {step.id}", classes="step-mark")
+                        yield Static(Content(step.description + after), classes="step-text")
+                    if chosen and self.step_facts:
+                        yield Static(Content(self.step_facts), classes="step-facts")
+                if tail:
+                    yield Static(Content.assemble(*tail))
+
+    def on_mount(self) -> None:
+        chosen = self.query(".step-row.-chosen")
+        if chosen:
+            self.call_after_refresh(chosen.first().scroll_visible, animate=False)
 
     def action_close(self) -> None:
         self.dismiss(None)

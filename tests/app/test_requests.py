@@ -70,7 +70,7 @@ async def test_answer_a_clarification(rig: Rig) -> None:
         assert app.screen is app.main
         assert app.main.goal_tree.display_status("G1") == "completed"
         notes = [str(w.render()) for w in app.main.stream.query(".note")]
-        assert "answered: Lisbon; 3" in notes
+        assert "G1/S-01 · answered: Lisbon; 3" in notes
 
 
 async def test_skip_a_clarification(rig: Rig) -> None:

@@ -155,6 +155,14 @@ class RequestEvents:
         if self.live:
             self.port.add_evidence([entry])
 
+    @staticmethod
+    def _who(event: ev.EventBase) -> str:
+        """Who asks, as the notes name it: ``G1/S-02`` (parallel steps ask at once),
+        ``G1``, or ``agent``."""
+        if event.goal_id and event.step_id:
+            return f"{event.goal_id}/{event.step_id}"
+        return event.goal_id or "agent"
+
     def _asker(self, event: ev.EventBase) -> str:
         goal = self.goals.get(event.goal_id or "")
         if goal is None:
@@ -167,7 +175,7 @@ class RequestEvents:
 
     def _clarification_requested(self, event: ev.ClarificationRequested) -> None:
         asks = "; ".join(event.questions)
-        self.note(self._keys(event), f"{event.goal_id or 'agent'} asks: {asks}", "warn")
+        self.note(self._keys(event), f"{self._who(event)} asks: {asks}", "warn")
         self._card_awaits(event, "clarification")
         if self.live:
             if event.goal_id:
@@ -182,7 +190,7 @@ class RequestEvents:
             "timeout": "question timed out",
             "cancelled": "question cancelled",
         }[event.outcome]
-        self.note(self._keys(event), text, "info")
+        self.note(self._keys(event), f"{self._who(event)} · {text}", "info")
         self._card_awaits(event, None)
         if self.live:
             if event.goal_id:
@@ -190,7 +198,9 @@ class RequestEvents:
             self.port.close_request(event.request_id)
 
     def _approval_requested(self, event: ev.ApprovalRequested) -> None:
-        self.note(self._keys(event), f"approval needed to run {event.tool}", "warn")
+        self.note(
+            self._keys(event), f"{self._who(event)} needs approval to run {event.tool}", "warn"
+        )
         self._card_awaits(event, "approval")
         if self.live:
             if event.goal_id:
@@ -208,7 +218,7 @@ class RequestEvents:
         text, kind = words[event.outcome]
         if event.outcome == "deny":
             self._denied.add((event.goal_id, event.step_id, event.tool))
-        self.note(self._keys(event), f"{event.tool or 'tool'} {text}", kind)
+        self.note(self._keys(event), f"{self._who(event)} · {event.tool or 'tool'} {text}", kind)
         self._card_awaits(event, None)
         if self.live:
             if event.goal_id:

@@ -131,3 +131,29 @@ async def test_evidence_of_a_step_that_ends_waits_for_the_stream_then_shows(
         writing.release.set()
         await settle(app, pilot)
         assert set(panel.shown) == set(app.handler.evidence)
+
+
+async def test_evidence_in_the_batch_a_step_starts_in_is_held(rig: Rig_) -> None:
+    """The screen mounts a step's card when the batch of events it started in is applied:
+    evidence in that same batch is held all the same (a loaded machine batches a step's
+    start, its first tokens and another step's evidence together)."""
+    from soothe.engine import events as ev
+
+    app = rig.app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(app, pilot)
+        on = {"goal_id": "G1"}
+        app.handler.apply(
+            [
+                ev.GoalCreated(description="Read and write", **on),
+                ev.StepStarted(description="Write", step_id="S-02", **on),
+                ev.StepToken(text="row 000\n", step_id="S-02", **on),
+                ev.EvidenceAdded(
+                    evidence_id="E1", kind="tool", summary="read", step_id="S-01", **on
+                ),
+            ]
+        )
+        pace, panel = app.handler.port.evidence, app.main.evidence
+        assert pace.held == 1 and "E1" not in panel.shown
+        await pilot.pause()
+        assert app.main.stream.streaming  # the card is on screen now, still running

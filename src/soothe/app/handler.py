@@ -104,7 +104,7 @@ class AppPort:
         self._paging = False
         self.evidence = EvidencePace(
             show=lambda entries: app.main.evidence.add_entries(entries),
-            streaming=lambda: app.main.stream.streaming,
+            streaming=lambda: app.handler.state.streaming,
             later=app.set_timer,
         )
 
@@ -142,7 +142,7 @@ class AppPort:
     def touch(self, blocks: list[Block]) -> None:
         stream = self.app.main.stream
         stream.touch(blocks)
-        if self.evidence.held and not stream.streaming:
+        if self.evidence.held and not self.app.handler.state.streaming:
             self.evidence.flush()
 
     def take_mounting(self) -> list[AwaitMount]:

@@ -212,6 +212,13 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
     def note(self, keys: Iterable[str], text: str, kind: NoteKind = "info") -> None:
         self.put(keys, Note(text, kind))
 
+    @property
+    def streaming(self) -> bool:
+        """A step in the visible view runs. The view model knows it at once; the screen
+        mounts the step's card only when the batch it started in is applied."""
+        shown = self.view(self.visible)
+        return any(card.status == "active" and card in shown for card in self.cards.values())
+
     def select(self, key: str) -> Transcript:
         self.visible = key
         transcript = self._select_released(key) or self.view(key)

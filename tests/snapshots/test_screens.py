@@ -66,6 +66,15 @@ async def _settle(app: SootheApp, pilot: Pilot[Any]) -> None:
         if not stream.follow or stream._at_end():
             break
         await pilot.pause(0.02)
+    # Evidence that came while a step streams is held up to a second (EvidencePace): the
+    # screen is taken once it is shown, as the user sees it a second later.
+    pace = app.handler.port.evidence
+    for _ in range(150):
+        if not pace.held:
+            break
+        await pilot.pause(0.02)
+    assert not pace.held, "held evidence was never shown"
+    await pilot.pause()
 
 
 async def _start_run(app: SootheApp, pilot: Pilot[Any], text: str, gate: Gate) -> None:

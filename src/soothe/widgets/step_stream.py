@@ -107,6 +107,8 @@ class StepStream(VerticalScroll):
         self._hold_follow = False
         """The user scrolled up and the live cards grew: the view is not "at the end"
         until the layout has placed what they show now."""
+        self._placed_height = 0
+        """The height of the view's region at the last layout (``arrange``)."""
         self._painted_look: tuple[object, ...] | None = None
         """What the view's own rows were last drawn from (``refresh``)."""
         self._show_from: Widget | None = None
@@ -304,11 +306,16 @@ class StepStream(VerticalScroll):
         in its compositor, without pinning content shorter than the view to its bottom."""
         result = super().arrange(size, optimal)
         # ``size`` is the view's region this layout (its container_size is the last
-        # one's); only a growth past what was last placed: a scroll pass arranges too, and
-        # must not pull a scrollbar drag back to the end
+        # one's); only a growth past what was last placed, or a view made shorter (a
+        # terminal resized: the end would be below the view, as the virtual size need
+        # not grow): a scroll pass arranges too, at the same size, and must not pull a
+        # scrollbar drag back to the end
         bottom = result.spatial_map.total_region.bottom
         grew = bottom > self.virtual_size.height
-        if grew and size.height and self.follow and self.is_attached:
+        shorter = 0 < size.height < self._placed_height
+        if not optimal:
+            self._placed_height = size.height
+        if (grew or shorter) and size.height and self.follow and self.is_attached:
             end = max(0, bottom - size.height)
             if end > self.scroll_y and not self._block_has_focus():
                 self.set_reactive(Widget.scroll_y, end)

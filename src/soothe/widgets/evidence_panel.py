@@ -64,6 +64,20 @@ class EvidencePanel(OptionList):
         self.scope: tuple[str | None, str | None] = (None, None)
         self._show_empty()
 
+    def watch_show_vertical_scrollbar(self) -> None:
+        """Measure and draw the rows again when the vertical scrollbar comes or goes.
+
+        OptionList keeps each option's height (its wrapped lines) and its drawn rows (a
+        cache not keyed on the width) from the content width of the moment, and drops
+        them only on a resize. Adding options can bring the scrollbar (one column
+        narrower: a line wraps once more) without a resize. A reopened thread refills the
+        panel in one go: the heights were those of the wider width, the rows drawn at the
+        narrower one, and every such entry lost its last wrapped line. Live, the entries
+        listed before the scrollbar came kept rows drawn one column too wide. TextArea
+        rewraps on this same change; this is OptionList's resize handling (_clear_caches).
+        """
+        self._clear_caches()
+
     def _show_empty(self) -> None:
         goal_id, step_id = self.scope
         where = "/".join(p for p in (goal_id, step_id) if p)

@@ -1,0 +1,98 @@
+"""Every wrapped line of an evidence entry is shown, also once the scrollbar appears.
+
+OptionList measures an option's height (its wrapped lines) at the content width of the
+moment and forgets it only on a resize. Filling the panel brings the vertical scrollbar,
+one column narrower, without a resize: the heights stayed those of the wider width while
+the rows were drawn at the narrower one, so a reopened thread (the panel refilled at once
+by set_entries) showed "entry 00 was read, a poem" without its "written." and the next
+entry right after it (a new user's trial in tmux). Live, the entries listed before the
+scrollbar came kept rows drawn one column too wide ("entry 00 was read, a poem written."
+on one row, its padding cut by the scrollbar)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.geometry import Size
+from textual.pilot import Pilot
+
+from soothe.engine.views import EvidenceView
+from soothe.widgets.evidence_panel import EvidencePanel
+from tests.app.real_harness import screen_text, until
+from tests.app.tiny_app import One
+
+SIZE = (40, 12)
+"""The panel fills the screen: 36 columns inside its border, 34 for an entry's text
+beside its padding, 33 once the scrollbar takes one."""
+
+HEADER = "tool     G1/S-01"
+
+
+def _entries(count: int) -> list[EvidenceView]:
+    # 34 characters: one line without the scrollbar, two beside it
+    return [
+        EvidenceView(
+            evidence_id=f"E{n}",
+            kind="tool",
+            summary=f"entry {n:02d} was read, a poem written.",
+            goal_id="G1",
+            step_id="S-01",
+        )
+        for n in range(count)
+    ]
+
+
+def _shown_entries(app: One, panel: EvidencePanel) -> list[list[str]]:
+    """The entries the panel shows whole, each as its rows on the screen."""
+    region = panel.scrollable_content_region
+    lines = screen_text(app).splitlines()[region.y : region.bottom]
+    rows = [line[region.x : region.right].strip() for line in lines]
+    entries: list[list[str]] = []
+    for row in rows:
+        if row.startswith("tool"):
+            entries.append([row])
+        elif entries:
+            entries[-1].append(row)
+    return entries[:-1]  # the last may be cut by the panel's bottom edge
+
+
+def _assert_every_line_shown(app: One, panel: EvidencePanel) -> None:
+    assert panel.show_vertical_scrollbar
+    shown = _shown_entries(app, panel)
+    assert len(shown) >= 2, shown
+    for n, rows in enumerate(shown):
+        assert rows == [HEADER, f"entry {n:02d} was read, a poem", "written."]
+    # every entry, those scrolled out of view too: the list is as long as its entries
+    # wrapped at the width they are drawn at
+    width = panel.scrollable_content_region.width
+    size = Size(*SIZE)
+    assert panel.virtual_size.height == panel.get_content_height(size, size, width)
+
+
+async def _painted(pilot: Pilot[Any]) -> None:
+    for _ in range(3):
+        await pilot.pause()
+
+
+async def test_a_reopened_thread_shows_every_wrapped_line() -> None:
+    panel = EvidencePanel()
+    app = One(panel)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        panel.set_entries(_entries(12))  # as the rebuild of a reopened thread does
+        await until(lambda: panel.show_vertical_scrollbar, pilot)
+        await _painted(pilot)
+        _assert_every_line_shown(app, panel)
+
+
+async def test_entries_added_live_keep_every_wrapped_line_when_the_scrollbar_comes() -> None:
+    panel = EvidencePanel()
+    app = One(panel)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        for entry in _entries(12):
+            panel.add_entries([entry])
+            await pilot.pause()
+        await until(lambda: panel.show_vertical_scrollbar, pilot)
+        await _painted(pilot)
+        _assert_every_line_shown(app, panel)

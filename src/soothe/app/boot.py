@@ -204,15 +204,20 @@ class BootMixin(_Base):
 
     async def recheck_server(self) -> None:
         """Ask the server again (a check, not a run); the screen follows the answer: one
-        that went away is shown as a run that could not reach it is."""
+        that went away is shown as a run that could not reach it is. An answer that came
+        too late (the model or provider changed meanwhile, e.g. to the demo model) changes
+        nothing."""
         session = self.session
         refresh = getattr(session, "refresh_provider_status", None)
         if session is None or not callable(refresh):
             self.sync_server_state()
             return
         before = session.provider_status
+        answer: object = before
         with contextlib.suppress(Exception):
-            await refresh()
+            answer = await refresh()
+        if answer is None:  # stale: the session kept its status, the screen keeps its own
+            return
         if before == "reachable" and session.provider_status == "unreachable":
             self.server_lost(getattr(session, "server_error", "") or "")
             return

@@ -60,6 +60,8 @@ class Session(SessionGoals):
             "demo" if settings.model.provider == "demo" else "unknown"
         )
         self.server_error = ""
+        self._checks = 0
+        """Server checks started so far: an answer counts only if no newer one started."""
         self._models = models
         self._db_path = db_path
         self._checkpoint_path = checkpoint_path
@@ -292,16 +294,36 @@ class Session(SessionGoals):
         )
         return self.effective_settings
 
-    async def refresh_provider_status(self) -> ProviderStatus:
+    async def refresh_provider_status(self) -> ProviderStatus | None:
+        """Ask the server now and set ``provider_status`` (and ``server_error``) from the
+        answer; return it. None when the answer came too late to count: the model
+        settings changed while it was awaited (``use_demo``, ``set_model``, another
+        server) or a newer check started; ``provider_status`` is then left as it is."""
         if self.settings.model.provider == "demo":
             self.provider_status = "demo"
             return self.provider_status
         from soothe.engine.llm.server import check_server
 
+        self._checks += 1
+        check, asked = self._checks, self._model_key()
         status = await check_server(self.settings.model)
+        if check != self._checks or asked != self._model_key():
+            return None
         self.provider_status = "reachable" if status.reachable else "unreachable"
         self.server_error = "" if status.reachable else (status.error or "")
         return self.provider_status
+
+    def _model_key(self) -> tuple[object, ...]:
+        """What a server check's answer depends on: the provider, the models, the server
+        and its key."""
+        model = self.settings.model
+        return (
+            model.provider,
+            model.name,
+            model.fast_name,
+            model.resolved_base_url(),
+            model.resolved_api_key(),
+        )
 
     def _track_server(self, event: EventBase) -> None:
         """A run that could not reach the server marks it unreachable; a finished run,

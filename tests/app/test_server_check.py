@@ -1,0 +1,82 @@
+"""The model server's state on the real engine, against the fake Ollama server: a check
+whose answer comes after the model settings changed (the demo model, another server)
+changes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from soothe.app.main import SootheApp
+from soothe.engine.config import Settings
+from soothe.engine.session import Session
+from soothe.widgets.notice import Notice
+from tests.app.real_harness import Rig, ready, settle, until
+
+
+def _notices(app: SootheApp) -> list[str]:
+    return [n.border_title or "" for n in app.main.query(Notice) if not n.leaving]
+
+
+class Gate:
+    """``_check_ollama`` held until ``opened``: a server check in flight."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from soothe.engine.llm import server
+
+        self.entered = asyncio.Event()
+        self.opened = asyncio.Event()
+        original = server._check_ollama
+
+        async def held(client: Any, status: Any) -> None:
+            self.entered.set()
+            await self.opened.wait()
+            await original(client, status)
+
+        monkeypatch.setattr(server, "_check_ollama", held)
+
+
+async def test_a_check_in_flight_does_not_undo_a_switch_to_the_demo_model(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = rig.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        assert app.main.status.info.provider == "reachable"
+        rig.server.stop()
+        gate = Gate(monkeypatch)
+        app._recheck_in_worker()
+        await until(gate.entered.is_set, pilot)
+        app.use_demo()  # the user switches while the check waits for the server
+        gate.opened.set()
+        await app.workers.wait_for_complete()
+        await settle(app, pilot)
+        session = app.require_session()
+        assert session.provider_status == "demo"
+        assert session.settings.model.provider == "demo"
+        assert app.main.status.info.provider == "demo"
+        assert _notices(app) == []
+
+
+async def test_a_check_answered_after_the_server_changed_is_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not only the demo model: another server (or model) makes the answer stale too."""
+    settings = Settings(
+        model={"provider": "ollama", "name": "llama3.2", "base_url": "http://127.0.0.1:9"},
+        storage={"data_dir": tmp_path / "data"},
+    )
+    session = Session(settings)
+    gate = Gate(monkeypatch)
+    check = asyncio.create_task(session.refresh_provider_status())
+    await asyncio.wait_for(gate.entered.wait(), 10)
+    settings.model.base_url = "http://127.0.0.1:10"
+    gate.opened.set()
+    assert await asyncio.wait_for(check, 10) is None
+    assert (session.provider_status, session.server_error) == ("unknown", "")
+    # the same check with nothing changed counts
+    assert await asyncio.wait_for(session.refresh_provider_status(), 10) == "unreachable"
+    assert session.provider_status == "unreachable"

@@ -11,7 +11,8 @@ from textual.widgets import Input
 from soothe.app.screens.requests import ApprovalModal, ClarificationModal
 from soothe.engine import events as ev
 from soothe.widgets.step_card import WAITING, StepCardView
-from soothe.widgets.transcript import ToolRun
+from soothe.widgets.tool_call import ToolCallBlock
+from soothe.widgets.transcript import StepCard, ToolRun
 from tests.app.conftest import type_text
 from tests.app.real_harness import Rig, assess, classify, plan, ready, send, settle, step, until
 from tests.fakes import FakeReply
@@ -128,6 +129,8 @@ async def test_approve_and_deny_tools(rig: Rig) -> None:
         assert view.live_box is not None and view.live_box.placeholder == WAITING["approval"]
         assert view.live_box.render_line(0).text.strip() == "waiting for your approval…"
         assert view._header_content.plain.startswith("? G1/S-01")
+        row = next(b for b in view.query(ToolCallBlock))
+        assert row.title.plain.endswith("· waiting for approval")
         await pilot.press("a")
         await until(lambda: len(answers) == 1, pilot)
         second = await _wait_for_modal(app, pilot, ApprovalModal)
@@ -152,11 +155,23 @@ async def test_approve_and_deny_tools(rig: Rig) -> None:
         # same row, not a second one under a pending "…"
         card = app.handler.state.cards["G1/S-01"]
         runs = [part for part in card.parts if isinstance(part, ToolRun)]
-        assert [(r.tool, r.ok) for r in runs] == [
-            ("run_shell", True),
-            ("write_file", True),
-            ("write_file", True),
-            ("run_shell", False),
+        assert [(r.tool, r.ok, r.approval) for r in runs] == [
+            ("run_shell", True, "approved once"),
+            ("write_file", True, "approved always"),
+            ("write_file", True, ""),  # "always" covered it: not asked
+            ("run_shell", False, "denied"),
+        ]
+        # said on the call's row, where the call is: no note after the card
+        rows = [b.title.plain for b in app.main.query(ToolCallBlock)]
+        assert [r.split(" · ")[-1] for r in rows if " · " in r] == [
+            "approved once",
+            "approved always",
+            "denied",
+        ]
+        assert not [
+            b
+            for b in app.handler.state.view("conversation").segments
+            if "approv" in str(b.dump()) and not isinstance(b, StepCard)
         ]
 
 
@@ -205,3 +220,35 @@ async def test_always_answers_the_same_tools_dialog_waiting_behind_it(rig: Rig) 
         assert (rig.workspace / "b.txt").read_text() == "two\n"
         assert app.screen is app.main
         assert app.main.goal_tree.display_status("G1") == "completed"
+
+
+async def test_a_call_asked_again_after_a_pause_is_shown_in_the_resumed_card(rig: Rig) -> None:
+    """Esc while write_file waits for approval pauses the step; resumed, it asks again
+    and then runs the call (same call id): the resumed card shows the call, approved and
+    done, and the paused card keeps its cancelled ask (a review found the call moved into
+    the paused card, and the resumed one empty)."""
+    rig.configure(tools={"approval": "ask"})
+    rig.brain.add("Classification", classify("simple"))
+    rig.brain.add("PlanGeneration", plan(step("S-01", "Write a")))
+    rig.brain.step("S-01", _tool("write_file", path="a.txt", content="one\n"), "Wrote a.")
+    rig.brain.always["StatusAssessment"] = assess("done", progress="complete")
+    rig.brain.always["complete"] = "Wrote a."
+    app = rig.app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app, pilot)
+        await send(app, pilot, "write a")
+        await _wait_for_modal(app, pilot, ApprovalModal)
+        app.action_interrupt()
+        await settle(app, pilot)
+        await app.session.toggle_suspend("G1")  # resume
+        app.action_run_goals()
+        await _wait_for_modal(app, pilot, ApprovalModal)
+        await pilot.press("a")
+        await until(lambda: (rig.workspace / "a.txt").exists(), pilot, timeout=20)
+        await settle(app, pilot)
+        cards = [
+            b for b in app.handler.state.view("conversation").segments if isinstance(b, StepCard)
+        ]
+        rows = [[(r.ok, r.approval) for r in c.parts if isinstance(r, ToolRun)] for c in cards]
+        assert [c.status for c in cards] == ["suspended", "completed"]
+        assert rows == [[(None, "approval cancelled")], [(True, "approved once")]]

@@ -10,6 +10,7 @@ from soothe.app.view_state import CONVERSATION, ViewState, records_of
 from soothe.engine import events as ev
 from soothe.engine.config import Settings
 from soothe.engine.session import Session
+from soothe.engine.views import ThreadSnapshot
 from soothe.widgets.transcript import Answer, StepCard, ToolRun
 
 
@@ -294,3 +295,92 @@ def test_status_names_the_thread_at_run_start_and_a_reopened_threads_iteration()
     reopened = RecordingPort()
     ViewState(reopened).restore(ThreadSnapshot(thread_id="t1"), [(e, 1, 0) for e in stored])
     assert reopened.named("status")[-1] == (("iteration", 2), ("max_iterations", 8))
+
+
+def _approval(request_id: str, step: str, outcome: str | None = None) -> ev.EventBase:
+    if outcome is None:
+        return ev.ApprovalRequested(request_id=request_id, tool="write_file", **scope(step))
+    return ev.ApprovalAnswered(
+        request_id=request_id,
+        tool="write_file",
+        outcome=outcome,  # type: ignore[arg-type]
+        **scope(step),
+    )
+
+
+def test_the_approval_is_told_on_its_calls_row_not_in_a_note_after_the_card() -> None:
+    """A note after the card read as if the call was asked about once done (a trial)."""
+    state = ViewState(RecordingPort())
+    for event in [
+        ev.StepStarted(description="Write", **scope("S1")),
+        ev.ToolCalled(call_id="c1", tool="write_file", args={"path": "a"}, **scope("S1")),
+        _approval("r1", "S1"),
+    ]:
+        state.feed(event)
+    [row] = [p for p in state.cards["G1/S1"].parts if isinstance(p, ToolRun)]
+    assert row.approval == "waiting for approval"
+    state.feed(_approval("r1", "S1", "approve_once"))
+    state.feed(ev.ToolCalled(call_id="c1", tool="write_file", args={"path": "a"}, **scope("S1")))
+    state.feed(ev.ToolResult(call_id="c1", tool="write_file", output="ok", **scope("S1")))
+    [row] = [p for p in state.cards["G1/S1"].parts if isinstance(p, ToolRun)]
+    assert (row.approval, row.ok) == ("approved once", True)
+    notes = [b for b in state.view(CONVERSATION).segments if not isinstance(b, StepCard)]
+    assert not [n for n in notes if "approv" in str(n.dump())]
+
+
+def test_a_step_resumed_after_a_pause_shows_its_call_in_its_new_card() -> None:
+    """Esc while the approval is open pauses the step; resumed, it asks again before the
+    call is published again with the same id: the call is the new card's, and the paused
+    card keeps what it showed (a review found it moved into the paused card)."""
+    state = ViewState(RecordingPort())
+    for event in [
+        ev.StepStarted(description="Write", **scope("S1")),
+        ev.ToolCalled(call_id="X", tool="write_file", args={"path": "a"}, **scope("S1")),
+        _approval("r1", "S1"),
+        _approval("r1", "S1", "cancelled"),
+        ev.StepSuspended(reason="interrupted by the user", **scope("S1")),
+        ev.StepStarted(description="Write", **scope("S1")),
+        _approval("r2", "S1"),
+        _approval("r2", "S1", "approve_once"),
+        ev.ToolCalled(call_id="X", tool="write_file", args={"path": "a"}, **scope("S1")),
+        ev.ToolResult(call_id="X", tool="write_file", output="ok", **scope("S1")),
+        ev.StepCompleted(summary="wrote a", duration_s=1.0, **scope("S1")),
+    ]:
+        state.feed(event)
+    cards = [b for b in state.view(CONVERSATION).segments if isinstance(b, StepCard)]
+    rows = [[(p.ok, p.approval) for p in c.parts if isinstance(p, ToolRun)] for c in cards]
+    assert [c.status for c in cards] == ["suspended", "completed"]
+    assert rows == [[(None, "approval cancelled")], [(True, "approved once")]]
+
+
+def test_one_answer_clears_only_the_step_it_answers() -> None:
+    """Parallel steps ask at once: the tree and the cards keep the other step's mark."""
+    port = RecordingPort()
+    state = ViewState(port)
+    for event in [
+        ev.StepStarted(description="Write a", **scope("S1")),
+        ev.StepStarted(description="Write b", **scope("S2")),
+        _approval("r1", "S1"),
+        _approval("r2", "S2"),
+        _approval("r2", "S2", "approve_once"),
+    ]:
+        state.feed(event)
+    assert (state.cards["G1/S1"].awaiting, state.cards["G1/S2"].awaiting) == ("approval", None)
+    assert port.named("set_awaiting")[-1] == ("G1", {"S1": "approval"})
+    state.feed(_approval("r1", "S1", "deny"))
+    assert port.named("set_awaiting")[-1] == ("G1", {})
+
+
+def test_a_reopened_threads_interrupted_card_waits_for_nothing() -> None:
+    """The process ended while a step waited for approval: reopened, the card is
+    interrupted and no longer marked as waiting (nor kept as an open request)."""
+    state = ViewState(RecordingPort())
+    snapshot = ThreadSnapshot(thread_id="t1", goals=[], evidence=[], answers={})
+    records = [
+        (ev.StepStarted(description="Write", **scope("S1")), 1, 1),
+        (ev.ToolCalled(call_id="c1", tool="write_file", **scope("S1")), 1, 2),
+        (_approval("r1", "S1"), 1, 3),
+    ]
+    state.restore(snapshot, records)
+    card = state.cards["G1/S1"]
+    assert (card.status, card.awaiting, state.requests) == ("suspended", None, {})

@@ -20,7 +20,7 @@ from soothe.app.view_paging import read_released
 from soothe.app.view_port import parse_records
 from soothe.app.view_state import CONVERSATION, ViewState, one_line, records_of
 from soothe.widgets.goal_tree import NodeRef
-from soothe.widgets.transcript import Block, Note, NoteKind, Transcript
+from soothe.widgets.transcript import Awaiting, Block, Note, NoteKind, Transcript
 
 if TYPE_CHECKING:
     from textual.widget import AwaitMount
@@ -170,8 +170,8 @@ class AppPort:
     def server_lost(self, error: str) -> None:
         self.app.server_lost(error)
 
-    def set_awaiting(self, goal_id: str, kind: str | None, step_id: str | None = None) -> None:
-        self.app.main.goal_tree.set_awaiting(goal_id, kind, step_id)
+    def set_awaiting(self, goal_id: str, waits: dict[str, Awaiting]) -> None:
+        self.app.main.goal_tree.set_awaiting(goal_id, waits)
 
     def open_clarification(self, event: ev.ClarificationRequested, asker: str) -> None:
         self.app.open_clarification(event, asker)

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from soothe.app.lazy import lazy
 from soothe.widgets.icons import STATUS_WORDS
-from soothe.widgets.transcript import Answer, Awaiting, Block, NoteKind, Transcript
+from soothe.widgets.transcript import (
+    Answer,
+    Awaiting,
+    Block,
+    NoteKind,
+    StepCard,
+    ToolRun,
+    Transcript,
+)
 
 if TYPE_CHECKING:
     from soothe.app.view_state import ViewState
@@ -37,7 +45,10 @@ class ViewPort(Protocol):
     def run_started(self) -> None: ...
     def run_ended(self, duration: float | None) -> None: ...
     def server_lost(self, error: str) -> None: ...
-    def set_awaiting(self, goal_id: str, kind: str | None, step_id: str | None = None) -> None: ...
+    def set_awaiting(self, goal_id: str, waits: dict[str, Awaiting]) -> None:
+        """What the goal's steps wait for from the user, by step id ("" for the goal
+        itself); empty when nothing waits."""
+
     def open_clarification(self, event: ev.ClarificationRequested, asker: str) -> None: ...
     def open_approval(self, event: ev.ApprovalRequested, asker: str) -> None: ...
     def close_request(self, request_id: str) -> None: ...
@@ -47,6 +58,15 @@ class ViewPort(Protocol):
 
     def follow(self, key: str) -> None:
         """A new request or a goal that became active wants the middle panel."""
+
+
+class OpenRequest(NamedTuple):
+    """A request waiting for the user's answer, and the tool call's row it is about."""
+
+    goal_id: str
+    step_id: str
+    kind: Awaiting
+    row: ToolRun | None = None
 
 
 class NullPort:
@@ -128,13 +148,21 @@ class RequestEvents:
     port: ViewPort
     live: bool
     goals: dict[str, GoalView]
+    cards: dict[str, StepCard]
     evidence: dict[str, EvidenceView]
     _denied: set[tuple[str | None, str | None, str]]
+    requests: dict[str, OpenRequest]
 
     def note(self, keys: Iterable[str], text: str, kind: NoteKind = "info") -> None:
         raise NotImplementedError
 
-    def _card_awaits(self, event: ev.EventBase, awaiting: Awaiting | None) -> None:
+    def _card_awaits(self, goal_id: str, step_id: str) -> None:
+        raise NotImplementedError
+
+    def _approval_row(self, event: ev.ApprovalRequested) -> ToolRun | None:
+        raise NotImplementedError
+
+    def _card_changed(self, card: StepCard) -> None:
         raise NotImplementedError
 
     def _keys(self, event: ev.EventBase, *, conversation: bool = True) -> list[str]:
@@ -173,13 +201,32 @@ class RequestEvents:
         what = f" “{one_line(step.description, 40)}”" if step and step.description else ""
         return f"{goal.id} step {event.step_id}{what}"
 
+    def _opened(self, event: ev.EventBase, request_id: str, request: OpenRequest) -> None:
+        self.requests[request_id] = request
+        self._card_awaits(request.goal_id, request.step_id)
+        self._tree_waits(request.goal_id)
+
+    def _closed(self, event: ev.EventBase, request_id: str) -> OpenRequest | None:
+        request = self.requests.pop(request_id, None)
+        self._card_awaits(event.goal_id or "", event.step_id or "")
+        self._tree_waits(event.goal_id or "")
+        if self.live:
+            self.port.close_request(request_id)
+        return request
+
+    def _tree_waits(self, goal_id: str) -> None:
+        """The tree marks the goal, and each of its steps, that waits for the user: drawn
+        from the open requests, so one answer clears only what it answered."""
+        if self.live and goal_id:
+            waits = {r.step_id: r.kind for r in self.requests.values() if r.goal_id == goal_id}
+            self.port.set_awaiting(goal_id, waits)
+
     def _clarification_requested(self, event: ev.ClarificationRequested) -> None:
         asks = "; ".join(event.questions)
         self.note(self._keys(event), f"{self._who(event)} asks: {asks}", "warn")
-        self._card_awaits(event, "clarification")
+        request = OpenRequest(event.goal_id or "", event.step_id or "", "clarification")
+        self._opened(event, event.request_id, request)
         if self.live:
-            if event.goal_id:
-                self.port.set_awaiting(event.goal_id, "clarification", event.step_id)
             self.port.open_clarification(event, self._asker(event))
 
     def _clarification_answered(self, event: ev.ClarificationAnswered) -> None:
@@ -191,20 +238,20 @@ class RequestEvents:
             "cancelled": "question cancelled",
         }[event.outcome]
         self.note(self._keys(event), f"{self._who(event)} · {text}", "info")
-        self._card_awaits(event, None)
-        if self.live:
-            if event.goal_id:
-                self.port.set_awaiting(event.goal_id, None)
-            self.port.close_request(event.request_id)
+        self._closed(event, event.request_id)
 
     def _approval_requested(self, event: ev.ApprovalRequested) -> None:
-        self.note(
-            self._keys(event), f"{self._who(event)} needs approval to run {event.tool}", "warn"
-        )
-        self._card_awaits(event, "approval")
+        # the call's row in its step's card says it waits, and then what the user said,
+        # where the call is (a note after the card read as if it came after the call)
+        row = self._approval_row(event)
+        request = OpenRequest(event.goal_id or "", event.step_id or "", "approval", row)
+        if row is None:
+            text = f"{self._who(event)} needs approval to run {event.tool}"
+            self.note(self._keys(event), text, "warn")
+        else:
+            self._mark_row(request, "waiting for approval")
+        self._opened(event, event.request_id, request)
         if self.live:
-            if event.goal_id:
-                self.port.set_awaiting(event.goal_id, "approval", event.step_id)
             self.port.open_approval(event, self._asker(event))
 
     def _approval_answered(self, event: ev.ApprovalAnswered) -> None:
@@ -218,9 +265,20 @@ class RequestEvents:
         text, kind = words[event.outcome]
         if event.outcome == "deny":
             self._denied.add((event.goal_id, event.step_id, event.tool))
-        self.note(self._keys(event), f"{self._who(event)} · {event.tool or 'tool'} {text}", kind)
-        self._card_awaits(event, None)
-        if self.live:
-            if event.goal_id:
-                self.port.set_awaiting(event.goal_id, None)
-            self.port.close_request(event.request_id)
+        request = self._closed(event, event.request_id)
+        if request is not None and request.row is not None:
+            short = "approved always" if event.outcome == "approve_always" else text
+            self._mark_row(request, short)
+        else:
+            tool = event.tool or "tool"
+            self.note(self._keys(event), f"{self._who(event)} · {tool} {text}", kind)
+
+    def _mark_row(self, request: OpenRequest, approval: str) -> None:
+        row = request.row
+        if row is None:
+            return
+        row.approval = approval
+        row.version += 1
+        card = self.cards.get(f"{request.goal_id}/{request.step_id}")
+        if card is not None:
+            self._card_changed(card)

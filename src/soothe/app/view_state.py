@@ -22,6 +22,7 @@ from soothe.app.lazy import lazy
 from soothe.app.view_paging import MAX_VIEWS, Released, ViewPaging
 from soothe.app.view_port import (
     CONVERSATION,
+    OpenRequest,
     RequestEvents,
     ViewPort,
     one_line,
@@ -68,6 +69,9 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
         self.answers: dict[str, str] = {}
         self.cards: dict[str, StepCard] = {}
         self.tools: dict[str, ToolRun] = {}
+        self.requests: dict[str, OpenRequest] = {}
+        """The requests waiting for the user's answer, by request id: the one fact the
+        cards' and the tree's "waiting for you" marks are drawn from."""
         self.visible = CONVERSATION
         self.running = False
         self.tokens_in = 0
@@ -214,10 +218,14 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
 
     @property
     def streaming(self) -> bool:
-        """A step in the visible view runs. The view model knows it at once; the screen
-        mounts the step's card only when the batch it started in is applied."""
+        """A step in the visible view runs (and does not wait for the user). The view
+        model knows it at once; the screen mounts the step's card only when the batch it
+        started in is applied."""
         shown = self.view(self.visible)
-        return any(card.status == "active" and card in shown for card in self.cards.values())
+        return any(
+            card.status == "active" and not card.awaiting and card in shown
+            for card in self.cards.values()
+        )
 
     def select(self, key: str) -> Transcript:
         self.visible = key
@@ -289,6 +297,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
         self.answers.clear()
         self.cards.clear()
         self.tools.clear()
+        self.requests.clear()
         self._touched.clear()
         self.running = False
         self.tokens_in = self.tokens_out = 0
@@ -326,9 +335,8 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
         }
         for card in self.cards.values():
             if card.status == "active" and card.key not in running:
-                card.status = "suspended"
-                card.detail = card.detail or "interrupted: the process ended during this step"
-                self._card_changed(card)
+                detail = card.detail or "interrupted: the process ended during this step"
+                self._end_card(card, "suspended", detail)
 
     def set_evidence(self, entries: list[EvidenceView]) -> None:
         self.evidence = {e.evidence_id: e for e in entries}

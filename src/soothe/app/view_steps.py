@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from soothe.app.lazy import lazy
-from soothe.app.view_port import one_line
+from soothe.app.view_port import OpenRequest, one_line
 from soothe.widgets.transcript import Awaiting, Block, CardStatus, NoteKind, StepCard, ToolRun
 
 if TYPE_CHECKING:
@@ -22,6 +22,7 @@ class StepEvents:
     tools: dict[str, ToolRun]
     paging: bool
     _denied: set[tuple[str | None, str | None, str]]
+    requests: dict[str, OpenRequest]
 
     if TYPE_CHECKING:  # defined by ViewState
 
@@ -40,6 +41,8 @@ class StepEvents:
         def _update_step(self, goal_id: str, step_id: str, **changes: Any) -> None: ...
 
         def _notify(self, message: str, title: str = "", severity: str = "information") -> None: ...
+
+        def _tree_waits(self, goal_id: str) -> None: ...
 
     # -- events: steps (one live card per step) -------------------------------------------
 
@@ -61,12 +64,40 @@ class StepEvents:
         card.version += 1
         self.changed(card)
 
-    def _card_awaits(self, event: ev.EventBase, awaiting: Awaiting | None) -> None:
-        """The step's card says what it waits for (its live box, its header's mark)."""
-        card = self.cards.get(f"{event.goal_id}/{event.step_id}")
-        if card is not None and card.awaiting != awaiting:
-            card.awaiting = awaiting if card.status == "active" else None
+    def _card_awaits(self, goal_id: str, step_id: str) -> None:
+        """The step's card says what it waits for (its live box, its header's mark): the
+        newest of its open requests, while it runs."""
+        card = self.cards.get(f"{goal_id}/{step_id}")
+        if card is None:
+            return
+        waits: Awaiting | None = None
+        if card.status == "active":
+            mine = [
+                r.kind
+                for r in self.requests.values()
+                if (r.goal_id, r.step_id) == (goal_id, step_id)
+            ]
+            waits = mine[-1] if mine else None
+        if card.awaiting != waits:
+            card.awaiting = waits
             self._card_changed(card)
+
+    def _approval_row(self, event: ev.ApprovalRequested) -> ToolRun | None:
+        """The row of the call that asks: its card's call of that tool not yet asked about,
+        or, when the step asks before it publishes the call (a step resumed from its
+        checkpoint asks again first), a row made now that the call fills when it comes."""
+        if not event.goal_id or not event.step_id:
+            return None
+        card = self._card(event)
+        if card is None:
+            return None
+        asked = (p for p in card.parts if isinstance(p, ToolRun) and p.tool == event.tool)
+        found = next((p for p in asked if p.ok is None and not p.approval), None)
+        if found is not None:
+            return found
+        run = ToolRun(call_id="", tool=event.tool, args=dict(event.args))
+        card.add_tool(run)
+        return run
 
     def _step_started(self, event: ev.StepStarted) -> None:
         if event.goal_id and event.step_id:
@@ -92,13 +123,16 @@ class StepEvents:
         self.changed(card)
 
     def _tool_called(self, event: ev.ToolCalled) -> None:
-        again = self.tools.get(event.call_id)
-        if again is not None and again.tool == event.tool:
+        card = self._card(event)
+        again = self._same_call(event, card)
+        if again is not None:
             # the same call, not yet answered: a step that stopped for the user's approval
-            # runs its tool node again once answered, and publishes the call again
+            # runs its tool node again once answered, and publishes the call again (or its
+            # row was made by the approval it asked first)
+            again.call_id = event.call_id
             again.args = dict(event.args)
             again.version += 1
-            card = self._card(event)
+            self.tools[event.call_id] = again
             if card is not None:
                 self._card_changed(card)
             else:
@@ -106,12 +140,29 @@ class StepEvents:
             return
         run = ToolRun(call_id=event.call_id, tool=event.tool, args=dict(event.args))
         self.tools[event.call_id] = run
-        card = self._card(event)
         if card is None:
             self.put(self._keys(event), run)
             return
         card.add_tool(run)
         self.changed(card)
+
+    def _same_call(self, event: ev.ToolCalled, card: StepCard | None) -> ToolRun | None:
+        """The row this call already has in its step's current card, if any. Only that
+        card's: a step resumed after a pause has a new card, and the paused one keeps
+        what it showed (call ids can also repeat across processes)."""
+        known = self.tools.get(event.call_id)
+        if card is None:
+            return known if known is not None and known.tool == event.tool else None
+        if known is not None and known.tool == event.tool and known in card.parts:
+            return known
+        return next(
+            (
+                p
+                for p in card.parts
+                if isinstance(p, ToolRun) and not p.call_id and p.tool == event.tool
+            ),
+            None,
+        )
 
     def _tool_result(self, event: ev.ToolResult) -> None:
         run = self.tools.pop(event.call_id, None)
@@ -140,12 +191,23 @@ class StepEvents:
 
     def _finish_card(self, event: ev.EventBase, status: CardStatus, detail: str = "") -> None:
         card = self._card(event)
-        if card is None:
-            return
+        if card is not None:
+            self._end_card(card, status, detail)
+
+    def _end_card(self, card: StepCard, status: CardStatus, detail: str) -> None:
+        """The one way a card stops running: its step ended, paused, or the process that
+        ran it is gone (a reopened thread). What it asked is moot once it stops."""
         card.status = status
         card.detail = detail
         card.awaiting = None
+        for request_id in [
+            rid
+            for rid, r in self.requests.items()
+            if (r.goal_id, r.step_id) == (card.goal_id, card.step_id)
+        ]:
+            del self.requests[request_id]
         self._card_changed(card)
+        self._tree_waits(card.goal_id)
 
     def _step_completed(self, event: ev.StepCompleted) -> None:
         if event.goal_id and event.step_id:

@@ -7,6 +7,7 @@ nothing but a repaint of the affected lines.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
@@ -154,9 +155,9 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
         self._goals: dict[str, GoalView] = {}
         self._goal_nodes: dict[str, TreeNode[NodeRef]] = {}
         self._step_nodes: dict[tuple[str, str], TreeNode[NodeRef]] = {}
-        self._awaiting: dict[str, str] = {}
-        self._awaiting_step: dict[str, str] = {}
-        """The step (per goal) whose tool call or question waits for the user."""
+        self._awaiting: dict[str, dict[str, str]] = {}
+        """Per goal, what its steps wait for from the user (approval or clarification), by
+        step id ("" for the goal itself); a goal is here only while something waits."""
         self.conversation = self.root.add_leaf("Conversation", NodeRef("conversation"))
         self.root.expand()
 
@@ -232,7 +233,6 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
         node = self._goal_nodes.pop(goal_id, None)
         self._goals.pop(goal_id, None)
         self._awaiting.pop(goal_id, None)
-        self._awaiting_step.pop(goal_id, None)
         for key in [k for k in self._step_nodes if k[0] == goal_id]:
             del self._step_nodes[key]
         if node is None:
@@ -248,23 +248,17 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
         self._goal_nodes.clear()
         self._step_nodes.clear()
         self._awaiting.clear()
-        self._awaiting_step.clear()
         self.move_cursor(self.conversation)
 
-    def set_awaiting(self, goal_id: str, what: str | None, step_id: str | None = None) -> None:
-        """The goal (and its step ``step_id``) waits for the user's answer, or no more."""
-        before = self._awaiting_step.pop(goal_id, None)
-        if what:
-            self._awaiting[goal_id] = what
-            if step_id:
-                self._awaiting_step[goal_id] = step_id
-        else:
-            self._awaiting.pop(goal_id, None)
-        for node in (
-            self._goal_nodes.get(goal_id),
-            self._step_nodes.get((goal_id, before or "")),
-            self._step_nodes.get((goal_id, step_id or "")),
-        ):
+    def set_awaiting(self, goal_id: str, waits: Mapping[str, str]) -> None:
+        """What the goal's steps wait for from the user, by step id ("" for the goal
+        itself); empty when nothing waits any more."""
+        before = self._awaiting.pop(goal_id, {})
+        if waits:
+            self._awaiting[goal_id] = dict(waits)
+        nodes = [self._goal_nodes.get(goal_id)]
+        nodes += [self._step_nodes.get((goal_id, s)) for s in {*before, *waits} if s]
+        for node in nodes:
             if node is not None:
                 node.refresh()
 
@@ -381,7 +375,7 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
 
     def _badges(self, goal: GoalView, node: TreeNode[NodeRef], compact: bool) -> str:
         badges: list[str] = []
-        if self._awaiting.get(goal.id) == "approval" and goal.id in self._awaiting:
+        if "approval" in self._awaiting.get(goal.id, {}).values():
             badges.append("approval?")
         if goal.depends_on:
             after = ",".join(goal.depends_on)
@@ -420,7 +414,7 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
         if step is None:
             return Text(ref.step_id or "")
         status: str = step.status
-        if status == "active" and self._awaiting_step.get(goal.id) == step.id:
+        if status == "active" and step.id in self._awaiting.get(goal.id, {}):
             status = "awaiting"  # as its goal's "?" says: the user's turn
         icon = status_icon(status, self.spinner_tick, step=True)
         kind = " ask" if step.kind == "ask_user" else ""

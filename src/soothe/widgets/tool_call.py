@@ -40,13 +40,18 @@ def _title(run: ToolRun) -> Content:
         mark = ("✓", "$success")
     else:
         mark = ("✗", "$error")
+    approval: list[tuple[str, str]] = []
+    if run.approval:
+        denied = run.approval in ("denied", "approval timed out", "approval cancelled")
+        approval = [(" · ", "$text-muted"), (run.approval, "$warning" if denied else "$accent")]
     return Content.assemble(
         mark,
         " ",
         ("⚙ ", "$secondary"),
         (run.tool, "bold"),
         " ",
-        (args_preview(run.args), "$text-muted"),
+        (args_preview(run.args, 32 if run.approval else 48), "$text-muted"),
+        *approval,
     )
 
 

@@ -82,6 +82,9 @@ class ToolRun:
     output: str | None = None
     ok: bool | None = None
     truncated: bool = False
+    approval: str = ""
+    """What the user said of this call when it needed approval ("waiting for approval",
+    "approved once", "denied" ...), shown on its row; empty when it did not ask."""
     version: int = 0
 
     def dump(self) -> dict[str, Any]:
@@ -91,6 +94,7 @@ class ToolRun:
             "output": self.output,
             "ok": self.ok,
             "truncated": self.truncated,
+            "approval": self.approval,
         }
 
 
@@ -147,6 +151,7 @@ class StepCard:
             "tokens": self.tokens,
             "detail": self.detail,
             "answer": self.answer,
+            "awaiting": self.awaiting,
             "parts": [p.dump() for p in self.parts],
         }
 

@@ -188,11 +188,12 @@ async def test_always_also_answers_the_covered_requests_already_waiting(
     broker: InteractBroker,
 ) -> None:
     """Two steps ask at once (parallel): "always" on one answers the other's request for
-    the same rule; a request it does not cover stays open. (The step driver calls
-    answer_covered with the broker's answer; tests/app/test_requests.py runs it whole.)"""
+    the same rule; a request it does not cover stays open; the rule holds at once. (The
+    step driver calls apply_always with the broker's answer; tests/app/test_requests.py
+    runs it whole.)"""
     import asyncio
 
-    from soothe.engine.agent.approval import answer_covered
+    from soothe.engine.agent.approval import apply_always
     from soothe.engine.interact import ApprovalRequest, ApprovalResponse
     from soothe.engine.scope import Scope
 
@@ -208,13 +209,16 @@ async def test_always_also_answers_the_covered_requests_already_waiting(
     always = ApprovalResponse(outcome="approve_always")
     broker.answer(first.request_id, always)
     assert await first_answer == always
-    assert answer_covered(broker, first, always) == 1
+    rules: set[str] = set()
+    assert apply_always(broker, rules, first, always) == 1
+    assert rules == {"write_file"}  # a step that asks from now on is not asked
     assert await asyncio.wait_for(second_answer, 1) == always
     assert {r.args["command"] for r in broker.pending()} == {"pytest -q", "rm -rf build"}
     shell = next(r for r in broker.pending() if r.args["command"] == "pytest -q")
     broker.answer(shell.request_id, always)
-    assert answer_covered(broker, shell, always) == 0  # "always pytest" does not cover rm
+    assert apply_always(broker, rules, shell, always) == 0  # "always pytest" does not cover rm
     assert await shell_answer == always
     assert [r.args["command"] for r in broker.pending()] == ["rm -rf build"]
-    assert answer_covered(broker, first, ApprovalResponse(outcome="approve_once")) == 0
+    assert apply_always(broker, rules, first, ApprovalResponse(outcome="approve_once")) == 0
+    assert rules == {"write_file", "run_shell:pytest"}
     other_shell.cancel()

@@ -116,15 +116,21 @@ def decide(
     return decision, why
 
 
-def answer_covered(
-    broker: InteractBroker, asked: ApprovalRequest, response: ApprovalResponse
+def apply_always(
+    broker: InteractBroker,
+    always: set[str],
+    asked: ApprovalRequest,
+    response: ApprovalResponse,
 ) -> int:
-    """An "always" also answers the open requests it covers: parallel steps ask at once,
-    and the second dialog, for the same rule, would ask what the user just answered.
-    How many were answered."""
+    """An "always" is the session's rule from the moment it is given (``always``, the
+    set ``require_approval`` reads), not once the step's tool node runs again; and it
+    answers the open requests it covers: parallel steps ask at once, and the second
+    dialog, for the same rule, would ask what the user just answered. How many open
+    requests it answered."""
     if response.outcome != "approve_always":
         return 0
     key = rule_key(asked.tool, asked.args)
+    always.add(key)
     return broker.answer_open(
         lambda open_: (
             isinstance(open_, ApprovalRequest) and rule_key(open_.tool, open_.args) == key

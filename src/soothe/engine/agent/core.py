@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from soothe.engine.agent.approval import answer_covered
+from soothe.engine.agent.approval import apply_always
 from soothe.engine.agent.prompts import step_prompt, system_prompt
 from soothe.engine.agent.read_only import offered_tools
 from soothe.engine.agent.tools import (
@@ -249,7 +249,7 @@ class CoreAgent:
             response = ApprovalResponse(outcome="cancelled")
         else:
             response = await broker.ask(request, timeout=value.get("timeout"))
-            answer_covered(broker, request, response)
+            apply_always(broker, ctx.always_approved, request, response)
         return Command(resume=response.model_dump(mode="json"))
 
     @staticmethod

@@ -1,6 +1,7 @@
 """The model server's state on the real engine, against the fake Ollama server: a check
 whose answer comes after the model settings changed (the demo model, another server)
-changes nothing."""
+changes nothing; a run whose model call succeeds shows the server back at once, not when
+the run ends."""
 
 from __future__ import annotations
 
@@ -9,12 +10,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 
 from soothe.app.main import SootheApp
 from soothe.engine.config import Settings
 from soothe.engine.session import Session
 from soothe.widgets.notice import Notice
-from tests.app.real_harness import Rig, ready, settle, until
+from tests.app.real_harness import (
+    Rig,
+    assess,
+    classify,
+    plan,
+    ready,
+    send,
+    settle,
+    step,
+    until,
+    wait_event,
+)
+
+BACK = "The model server answers again."
 
 
 def _notices(app: SootheApp) -> list[str]:
@@ -37,6 +52,12 @@ class Gate:
             await original(client, status)
 
         monkeypatch.setattr(server, "_check_ollama", held)
+
+
+async def _idle_check(app: SootheApp, pilot: Pilot[Any]) -> None:
+    app._recheck_in_worker()  # what the interval calls
+    await app.workers.wait_for_complete()
+    await settle(app, pilot)
 
 
 async def test_a_check_in_flight_does_not_undo_a_switch_to_the_demo_model(
@@ -80,3 +101,48 @@ async def test_a_check_answered_after_the_server_changed_is_dropped(
     # the same check with nothing changed counts
     assert await asyncio.wait_for(session.refresh_provider_status(), 10) == "unreachable"
     assert session.provider_status == "unreachable"
+
+
+async def test_a_model_call_that_succeeds_shows_the_server_back_during_the_run(
+    rig: Rig,
+) -> None:
+    brain = rig.brain
+    brain.add("Classification", classify("simple"))
+    brain.add("PlanGeneration", plan(step("S-01", "Say hello")))
+    brain.step("S-01", "Hello.")
+    brain.add("StatusAssessment", assess("done", progress="complete"))
+    brain.add("complete", "Said hello.")
+    planning = brain.hold("PlanGeneration")  # the run waits on its second model call
+    app = rig.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        rig.server.stop()  # restarted while idle: a check sees it gone
+        await _idle_check(app, pilot)
+        assert app.main.status.info.provider == "unreachable"
+        assert _notices(app) == ["No model server"]
+        # a call that fails is counted too (its Usage, no tokens): not the server back
+        session = app.require_session()
+        states: list[str] = []
+        session.bus.add_listener(lambda _: states.append(session.provider_status))
+        await send(app, pilot, "Anyone there?")
+        await settle(app, pilot)
+        assert states and set(states) == {"unreachable"}
+        assert app.main.status.info.provider == "unreachable"
+        assert _notices(app) == ["No model server"]
+        assert not any(n.message == BACK for n in app._notifications)
+        rig.server.start()
+        await send(app, pilot, "Say hello")
+        await wait_event(brain.seen("PlanGeneration"), pilot)
+        # the classification answered: the run has not ended, the screen says so already
+        await until(
+            lambda: app.main.status.info.provider == "reachable" and not _notices(app),
+            pilot,
+            timeout=5.0,
+        )
+        assert app.running
+        assert any(n.message == BACK for n in app._notifications)
+        planning.set()
+        await settle(app, pilot)
+        assert not app.running
+        assert app.main.status.info.provider == "reachable"
+        assert _notices(app) == []

@@ -19,6 +19,7 @@ from soothe.widgets.notice import Notice
 
 if TYPE_CHECKING:
     from soothe.app.base import SootheBase
+    from soothe.engine.events import EventBase
 
     _Base = SootheBase
 else:
@@ -80,7 +81,7 @@ class BootMixin(_Base):
         status = self.main.status
         status.set(thread=self.requested_thread or "")
         if self.session is not None:
-            self.handler.attach(self.session.bus)
+            self._attach_session(self.session)
             status.set(model=self.session.model_label)
         else:
             status.set(model=self.frame.display_name)
@@ -162,7 +163,7 @@ class BootMixin(_Base):
         try:
             if self.session is None:
                 self.session = await asyncio.to_thread(self._build_session)
-                self.handler.attach(self.session.bus)
+                self._attach_session(self.session)
             await self.session.start()
         except ConfigError as exc:
             self._config_failed(exc)
@@ -195,6 +196,25 @@ class BootMixin(_Base):
             return
         with contextlib.suppress(Exception):
             self.models = await self.session.list_models()
+
+    def _attach_session(self, session: SessionAPI) -> None:
+        """Show the session's events; follow its model calls for the server's state."""
+        self.handler.attach(session.bus)
+        session.bus.add_listener(self._server_answered)
+
+    def _server_answered(self, event: EventBase) -> None:
+        """A model call ended (its Usage; the bus calls this inside the engine's publish,
+        so nothing here may fail): when the session counts the server reachable
+        (``Session._track_server`` saw the event first), the screen follows at once, not
+        only when the run ends."""
+        from soothe.engine.events import Usage  # loaded with the engine, which publishes
+
+        if isinstance(event, Usage) and getattr(self.session, "provider_status", "") == "reachable":
+            self.call_later(self._server_back)
+
+    def _server_back(self) -> None:
+        if self.main.status.info.provider != "reachable" or self.main.has_notice(NO_SERVER_NOTICE):
+            self.sync_server_state()
 
     def _recheck_in_worker(self) -> None:
         session = self.session

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from soothe.engine.bus import EventBus
 from soothe.engine.config import Settings
-from soothe.engine.events import EventBase, ModelProfileResolved, RunFailed, RunFinished
+from soothe.engine.events import (
+    EventBase,
+    ModelProfileResolved,
+    RunFailed,
+    RunFinished,
+    Usage,
+)
 from soothe.engine.interact import InteractBroker
 from soothe.engine.llm.profile import DEFAULT_PROFILE, ModelProfile
 from soothe.engine.outcome import RunOutcome
@@ -326,14 +332,17 @@ class Session(SessionGoals):
         )
 
     def _track_server(self, event: EventBase) -> None:
-        """A run that could not reach the server marks it unreachable; a finished run,
-        reachable again (the app reads provider_status after every run)."""
+        """A run that could not reach the server marks it unreachable; a model call the
+        server answered (its Usage counts tokens), or a finished run, reachable again.
+        The app reads provider_status after such a Usage and after every run."""
         if self.settings.model.provider == "demo":
             return
         if isinstance(event, RunFailed) and event.kind == "unreachable":
             self.provider_status = "unreachable"
             self.server_error = event.error
-        elif isinstance(event, RunFinished) and self.provider_status == "unreachable":
+        elif isinstance(event, RunFinished | Usage) and self.provider_status == "unreachable":
+            if isinstance(event, Usage) and not (event.input_tokens or event.output_tokens):
+                return  # a call that failed is counted too, with nothing the server sent
             self.provider_status = "reachable"
             self.server_error = ""
 

@@ -1,7 +1,7 @@
 """The model server's state on the real engine, against the fake Ollama server: a check
 whose answer comes after the model settings changed (the demo model, another server)
 changes nothing; a run whose model call succeeds shows the server back at once, not when
-the run ends."""
+the run ends; while the server is reachable the idle check runs less often."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
+from soothe.app.boot import SERVER_RECHECK_REACHABLE_S, SERVER_RECHECK_S
 from soothe.app.main import SootheApp
 from soothe.engine.config import Settings
 from soothe.engine.session import Session
@@ -146,3 +147,41 @@ async def test_a_model_call_that_succeeds_shows_the_server_back_during_the_run(
         assert not app.running
         assert app.main.status.info.provider == "reachable"
         assert _notices(app) == []
+
+
+async def test_while_reachable_the_idle_check_runs_less_often(rig: Rig) -> None:
+    now = [1000.0]
+    app = rig.app(clock=lambda: now[0])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        session = app.require_session()
+        checks: list[float] = []
+        refresh = session.refresh_provider_status  # type: ignore[attr-defined]
+
+        async def counted() -> Any:
+            checks.append(now[0])
+            return await refresh()
+
+        session.refresh_provider_status = counted  # type: ignore[attr-defined]
+
+        async def tick(seconds: float) -> None:
+            now[0] += seconds
+            app._server_interval()  # what the interval calls, every SERVER_RECHECK_S
+            await app.workers.wait_for_complete()
+            await settle(app, pilot)
+
+        # start() checked it; reachable: the next check is due a minute after that
+        for _ in range(int(SERVER_RECHECK_REACHABLE_S // SERVER_RECHECK_S) - 1):
+            await tick(SERVER_RECHECK_S)
+        assert checks == []
+        await tick(SERVER_RECHECK_S)
+        assert checks == [1000.0 + SERVER_RECHECK_REACHABLE_S]
+        rig.server.stop()
+        await tick(SERVER_RECHECK_REACHABLE_S)
+        assert len(checks) == 2 and app.main.status.info.provider == "unreachable"
+        await tick(SERVER_RECHECK_S)  # unreachable: every SERVER_RECHECK_S
+        rig.server.start()
+        await tick(SERVER_RECHECK_S)
+        assert len(checks) == 4 and app.main.status.info.provider == "reachable"
+        await tick(SERVER_RECHECK_S)
+        assert len(checks) == 4

@@ -28,8 +28,11 @@ else:
 NO_SERVER_NOTICE = "no-server"
 ENGINE_NOTICE = "engine"
 SERVER_RECHECK_S = 15.0
-"""While no run is going, check the model server this often: the status line follows it
-both ways (a run in progress finds out for itself)."""
+"""While no run is going and the model server is not reachable, check it this often: the
+status line follows it both ways (a run in progress finds out for itself)."""
+SERVER_RECHECK_REACHABLE_S = 60.0
+"""... and this often while it is reachable (a remote endpoint's /models is not asked all
+day every 15 s)."""
 
 
 FULL_GC_DUE = 10
@@ -70,6 +73,9 @@ def idle_gc(running: bool) -> bool:
 
 
 class BootMixin(_Base):
+    _server_checked_at = float("-inf")
+    """When the last idle server check started (``clock``)."""
+
     def on_mount(self) -> None:
         # the first frame reads only self.frame: the full settings come after it
         if problem := self._apply_theme(self.frame.theme):
@@ -89,7 +95,7 @@ class BootMixin(_Base):
             status.set(provider="demo")
         if self.animated:
             self.set_interval(1 / 8, self._tick)
-            self.set_interval(SERVER_RECHECK_S, self._recheck_in_worker)
+            self.set_interval(SERVER_RECHECK_S, self._server_interval)
         self.call_after_refresh(self._first_frame)
 
     def _apply_theme(self, wanted: str) -> str | None:
@@ -173,6 +179,7 @@ class BootMixin(_Base):
             return
         session = self.session
         self.session_ready = True
+        self._server_checked_at = self.clock()  # start() checked it
         self.show_session_status()
         try:
             if self.requested_thread:
@@ -216,10 +223,20 @@ class BootMixin(_Base):
         if self.main.status.info.provider != "reachable" or self.main.has_notice(NO_SERVER_NOTICE):
             self.sync_server_state()
 
+    def _server_interval(self) -> None:
+        """Every SERVER_RECHECK_S: a check, or none yet while the server is reachable
+        and the last one is less than SERVER_RECHECK_REACHABLE_S old."""
+        session = self.session
+        reachable = session is not None and session.provider_status == "reachable"
+        if reachable and self.clock() - self._server_checked_at < SERVER_RECHECK_REACHABLE_S:
+            return
+        self._recheck_in_worker()
+
     def _recheck_in_worker(self) -> None:
         session = self.session
         idle = self.session_ready and not self.running
         if idle and session is not None and session.provider_status != "demo":
+            self._server_checked_at = self.clock()
             self.run_worker(self.recheck_server(), group="server-check", exit_on_error=False)
 
     async def recheck_server(self) -> None:

@@ -94,6 +94,7 @@ async def test_the_scrollbar_dragged_or_clicked_up_stops_following() -> None:
             view.post_message(message)
             for _ in range(4):
                 await pilot.pause()
+            await pilot.wait_for_scheduled_animations()  # ScrollUp pages up animated
             moved = view.scroll_y
             assert moved < end and not view.follow, message
             view.touch([transcript.note("a new note")])

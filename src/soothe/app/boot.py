@@ -19,7 +19,6 @@ from soothe.widgets.notice import Notice
 
 if TYPE_CHECKING:
     from soothe.app.base import SootheBase
-    from soothe.engine.events import EventBase
 
     _Base = SootheBase
 else:
@@ -87,7 +86,7 @@ class BootMixin(_Base):
         status = self.main.status
         status.set(thread=self.requested_thread or "")
         if self.session is not None:
-            self._attach_session(self.session)
+            self.handler.attach(self.session.bus)
             status.set(model=self.session.model_label)
         else:
             status.set(model=self.frame.display_name)
@@ -169,7 +168,7 @@ class BootMixin(_Base):
         try:
             if self.session is None:
                 self.session = await asyncio.to_thread(self._build_session)
-                self._attach_session(self.session)
+                self.handler.attach(self.session.bus)
             await self.session.start()
         except ConfigError as exc:
             self._config_failed(exc)
@@ -204,22 +203,10 @@ class BootMixin(_Base):
         with contextlib.suppress(Exception):
             self.models = await self.session.list_models()
 
-    def _attach_session(self, session: SessionAPI) -> None:
-        """Show the session's events; follow its model calls for the server's state."""
-        self.handler.attach(session.bus)
-        session.bus.add_listener(self._server_answered)
-
-    def _server_answered(self, event: EventBase) -> None:
-        """A model call ended (its Usage; the bus calls this inside the engine's publish,
-        so nothing here may fail): when the session counts the server reachable
-        (``Session._track_server`` saw the event first), the screen follows at once, not
-        only when the run ends."""
-        from soothe.engine.events import Usage  # loaded with the engine, which publishes
-
-        if isinstance(event, Usage) and getattr(self.session, "provider_status", "") == "reachable":
-            self.call_later(self._server_back)
-
-    def _server_back(self) -> None:
+    def server_answered(self) -> None:
+        """A model call ended with tokens from the server (the view model's Usage): the
+        session already counts it reachable (``Session._track_server``), and the screen
+        follows at once, not only when the run ends."""
         if self.main.status.info.provider != "reachable" or self.main.has_notice(NO_SERVER_NOTICE):
             self.sync_server_state()
 

@@ -170,6 +170,9 @@ class AppPort:
     def server_lost(self, error: str) -> None:
         self.app.server_lost(error)
 
+    def server_answered(self) -> None:
+        self.app.server_answered()
+
     def set_awaiting(self, goal_id: str, waits: dict[str, Awaiting]) -> None:
         self.app.main.goal_tree.set_awaiting(goal_id, waits)
 

@@ -45,6 +45,9 @@ class ViewPort(Protocol):
     def run_started(self) -> None: ...
     def run_ended(self, duration: float | None) -> None: ...
     def server_lost(self, error: str) -> None: ...
+    def server_answered(self) -> None:
+        """A model call was answered by the server (it is reachable, whatever was seen)."""
+
     def set_awaiting(self, goal_id: str, waits: dict[str, Awaiting]) -> None:
         """What the goal's steps wait for from the user, by step id ("" for the goal
         itself); empty when nothing waits."""

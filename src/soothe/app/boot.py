@@ -207,7 +207,11 @@ class BootMixin(_Base):
         """A model call ended with tokens from the server (the view model's Usage): the
         session already counts it reachable (``Session._track_server``), and the screen
         follows at once, not only when the run ends."""
-        if self.main.status.info.provider != "reachable" or self.main.has_notice(NO_SERVER_NOTICE):
+        session = self.session
+        if session is None:
+            return
+        shown = self.main.status.info.provider
+        if shown != session.provider_status or self.main.has_notice(NO_SERVER_NOTICE):
             self.sync_server_state()
 
     def _server_interval(self) -> None:

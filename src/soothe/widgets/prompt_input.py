@@ -220,10 +220,29 @@ class PromptInput(TextArea, inherit_bindings=False):
         self.suggestion = found[0][len(value) :] if found and found[0].startswith(value) else ""
 
     async def _on_key(self, event: events.Key) -> None:
-        # enter and tab are bindings (send, complete): TextArea's own handler (next in the
-        # MRO) would insert them, so it is skipped; the key still reaches the bindings
+        """The prompt's own bindings run here, in the prompt's turn, not when the key has
+        bubbled up to the app: the app's turn comes after the prompt has already typed the
+        keys that followed in the same burst (``aaa`` ctrl+j ``bbb`` sent at once gave
+        ``aaabbb`` then a new line)."""
+        for binding in self._own_bindings(event.key):
+            if await self.app.run_action(binding.action, self):
+                # handled: TextArea's handler (next in the MRO) must not type it too, and
+                # the app must not run the binding again
+                event.prevent_default()
+                event.stop()
+                return
+        # enter and tab are bindings (send, complete): were one refused, TextArea's own
+        # handler would insert it
         if event.key in ("enter", "tab"):
             event.prevent_default()
+
+    def _own_bindings(self, key: str) -> list[Binding]:
+        """The prompt's non-priority bindings for ``key``, with the app's keymap applied
+        (priority ones the app has already run before the key came here)."""
+        bindings = self._bindings.copy()
+        if self.app._keymap:
+            bindings.apply_keymap(self.app._keymap)
+        return [b for b in bindings.key_to_bindings.get(key, ()) if not b.priority]
 
     def action_submit(self) -> None:
         self.post_message(self.Submitted(self, self.text))

@@ -4,7 +4,8 @@ A ``TextArea``: a paste keeps every line; enter sends (``PromptInput.Submitted``
 or ctrl+j starts a new line. Up on the first line and down on the last walk the history,
 which is kept in a small file under the data dir (``history_file``, the last 500
 entries). Tab completes slash commands and their arguments (``commands=``, ``choices=``,
-from the app) and ``@path`` words from the workspace (``files=``); tab again cycles.
+from the app) and ``@path`` words from the workspace (``files=``); tab again cycles (or goes
+into the folder tab has just completed, when it was the only match).
 Page up / page down scroll the conversation while typing (``PromptInput.Page``).
 
 The widget knows no commands of its own and reads no settings: the app hands it all of it.
@@ -321,7 +322,8 @@ class PromptInput(TextArea, inherit_bindings=False):
         self._completing = (stem, self.text)
 
     def _complete_path(self) -> bool:
-        """``@pa`` + tab -> ``@path/`` from the workspace; tab again cycles."""
+        """``@pa`` + tab -> ``@path/`` from the workspace; tab again cycles through the
+        matches, or goes into the folder when it was the only one."""
         if self.files is None:
             return False
         at = self._at_word()
@@ -333,6 +335,11 @@ class PromptInput(TextArea, inherit_bindings=False):
         else:
             stem = word
         found = list(self.files(stem))
+        if found == [word] and word.endswith("/"):
+            # the one match is the folder the last tab completed: cycling would stay on it,
+            # so tab again goes into it, as when ``@folder/`` was typed
+            stem = word
+            found = list(self.files(stem))
         if not found:
             self._completing = None
             return True  # an @word with nothing to complete: tab still does nothing else

@@ -33,8 +33,6 @@ class _Host(App[None]):
 
     def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
         self.sent.append(event.value)
-        self.prompt.remember(event.value)  # as the app does
-        self.prompt.value = ""
 
     def on_prompt_input_page(self, event: PromptInput.Page) -> None:
         self.pages.append(event.direction)

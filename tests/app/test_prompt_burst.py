@@ -46,6 +46,7 @@ async def test_a_burst_with_backspace_and_enter_sends_what_was_typed_before_ente
         await until(lambda: app.sent, pilot)
         await pilot.pause()
         assert app.sent == ["abc"]  # not "abxcnex": backspace and enter ran after later keys
+        await until(lambda: app.prompt.value == "next", pilot)  # the keys after enter stay
 
 
 async def test_tab_again_goes_into_the_folder_it_completed(tmp_path: Path) -> None:

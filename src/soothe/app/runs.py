@@ -81,11 +81,9 @@ class RunControl(_Base):
         if event.prompt is not self.prompt:
             return
         event.stop()
-        text = event.value.strip()
+        text = event.value.strip()  # the prompt has cleared itself and kept it in history
         if not text:
             return
-        self.prompt.remember(text)
-        self.prompt.value = ""
         if isinstance(self.screen, MainScreen):
             self.main.stream.follow_end()
         command = parse(text)

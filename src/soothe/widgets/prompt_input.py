@@ -246,7 +246,15 @@ class PromptInput(TextArea, inherit_bindings=False):
         return [b for b in bindings.key_to_bindings.get(key, ()) if not b.priority]
 
     def action_submit(self) -> None:
-        self.post_message(self.Submitted(self, self.text))
+        """Send the text and clear the prompt at once: keys typed right after enter (in
+        the same burst) belong to the next request, and clearing later, when the app
+        handles the message, would wipe them. Blank text is not sent, and stays."""
+        text = self.text.strip()
+        if not text:
+            return
+        self.remember(text)
+        self.value = ""
+        self.post_message(self.Submitted(self, text))
 
     def action_newline(self) -> None:
         start, end = self.selection

@@ -194,7 +194,8 @@ async def test_escape_interrupts_the_run(rig: Rig) -> None:
         assert app.check_action("interrupt", ()) is False
         assert not app.main.status.info.running
         notes = [str(w.render()) for w in app.main.stream.query(".note")]
-        assert notes[-1].endswith("interrupted")
+        assert sum(n.endswith("interrupted") for n in notes) == 1  # the engine's, once
+        assert notes[-1].endswith("G1 suspended: interrupted by the user")
         # escape with nothing running does nothing harmful
         await pilot.press("escape")
         await pilot.pause()

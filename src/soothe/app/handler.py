@@ -415,8 +415,9 @@ class EventHandler:
             self.state.rebuilt(key, records)
 
     def local_note(self, text: str, kind: NoteKind = "info") -> None:
-        """A note from the app itself, shown right away; not repeated when the engine
-        already said it (an interrupted run publishes its own RunFailed)."""
+        """A note from the app itself, shown right away (not kept in the store: only for
+        what has no session to publish it, see ``engine_error``); an interrupted run is
+        the engine's RunFailed, not a note of the app's."""
         last = self.state.view(CONVERSATION).segments
         if last and isinstance(last[-1], Note) and last[-1].text == text:
             return

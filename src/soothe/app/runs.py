@@ -172,8 +172,7 @@ class RunControl(_Base):
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):
                 session.broker.cancel_all()
-            await self._settle()
-            self.handler.local_note("interrupted", "warn")
+            await self._settle()  # the engine's RunFailed says "interrupted" (kept)
             raise
         except Exception as exc:
             await self._settle()

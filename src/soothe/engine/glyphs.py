@@ -27,6 +27,7 @@ STEP_GLYPHS: dict[str, str] = {
     "failed": "✗",
     "skipped": "↷",
     "cancelled": "⊗",  # an interrupted step (a step has no status of that name in the store)
-    "suspended": "‖",  # a paused step's card (the store has it pending)
+    "suspended": "‖",  # a paused step (the store has it pending): its card; in the tree,
+    # a pending step of a suspended goal
     "awaiting": "?",  # a running step whose tool call or question waits for the user
 }

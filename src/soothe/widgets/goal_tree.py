@@ -416,6 +416,10 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
         status: str = step.status
         if status == "active" and step.id in self._awaiting.get(goal.id, {}):
             status = "awaiting"  # as its goal's "?" says: the user's turn
+        elif status == "pending" and goal.status == "suspended":
+            # paused with its goal (an interrupted step is pending again in the store and
+            # resumes from its checkpoint): nothing here runs until the goal is resumed
+            status = "suspended"
         icon = status_icon(status, self.spinner_tick, step=True)
         kind = " ask" if step.kind == "ask_user" else ""
         head = f"{icon} {step.id} "

@@ -60,7 +60,11 @@ class SootheRunner(ResumeRunner):
         started = time.perf_counter()
         calls_before = self.hub.usage.calls
         before = self._goal_ids(thread_id)
-        ran = await self._schedule(thread_id, None)
+        try:
+            ran = await self._schedule(thread_id, None)
+        except asyncio.CancelledError:  # said once, by the engine, as a request's is
+            await self._settle(self._interrupted(thread_id))
+            raise
         return self._outcome(
             thread_id, "answered", started, calls_before, before, touched=tuple(ran)
         )
@@ -78,9 +82,9 @@ class SootheRunner(ResumeRunner):
         before = self._goal_ids(thread_id)
         mode = "subagent" if subagent else "autonomous" if autonomous else "auto"
         self.bus.publish(RunStarted(text=text, mode=mode, thread_id=thread_id))
-        history = await self._history(thread_id)
-        await self.context.add_message(thread_id, "user", text)
-        try:
+        try:  # from RunStarted on, an interrupt is said (RunFailed), however early
+            history = await self._history(thread_id)
+            await self.context.add_message(thread_id, "user", text)
             answer = await self._dispatch(
                 text, thread_id, autonomous, subagent, history, forced=forced
             )

@@ -1,10 +1,12 @@
 """An interrupt is said once, the same live and rebuilt, and its paused steps show the
-paused mark. On the real Session against the fake Ollama server."""
+paused mark; a new goal, or one that becomes active, is scrolled into view in the tree.
+All on the real Session against the fake Ollama server."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from soothe.app.handler import FOLLOW_QUIET_S
 from soothe.app.main import SootheApp
 from soothe.app.view_state import CONVERSATION, ViewState, records_of
 from soothe.widgets.goal_tree import GoalTree, NodeRef
@@ -18,6 +20,7 @@ from tests.app.real_harness import (
     send,
     settle,
     step,
+    until,
     wait_event,
 )
 from tests.app.test_view_state import RecordingPort
@@ -109,3 +112,86 @@ async def test_interrupting_ready_goals_says_it_once_and_keeps_it(rig: Rig) -> N
         assert notes(app, "interrupted") == [{"note": "interrupted", "kind": "warn"}]
         live = app.handler.state.blocks(CONVERSATION)
         assert (await rebuilt(app)).blocks(CONVERSATION) == live
+
+
+class Clock:
+    """The app's clock, moved by the test (the start-up's select counts as a move in the
+    tree, and follow backs off for FOLLOW_QUIET_S after it)."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def visible_lines(tree: GoalTree) -> range:
+    top = round(tree.scroll_y)
+    return range(top, top + tree.scrollable_content_region.height)
+
+
+async def test_a_new_goal_below_the_tree_is_scrolled_into_view(rig: Rig) -> None:
+    """At 80x24 the tree shows a few goals; each new one is scrolled into view (the
+    cursor stays on the conversation). The user moving in the tree holds it still."""
+    clock = Clock()
+    app = rig.app(clock=clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        clock.now += FOLLOW_QUIET_S
+        session = app.session
+        assert session is not None
+        tree = app.main.goal_tree
+        for n in range(1, 31):
+            await session.add_goal(f"goal number {n}")
+        await settle(app, pilot)
+        last = tree.node_for(NodeRef("goal", "G30"))
+        assert last is not None
+        assert tree.virtual_size.height > tree.scrollable_content_region.height  # overflows
+        await until(lambda: last.line in visible_lines(tree), pilot, timeout=3)
+        assert tree.cursor_node is tree.conversation  # scrolled, not moved
+
+        # the user moves in the tree: it stays where they are
+        tree.focus()
+        await pilot.press("home", "down")
+        await settle(app, pilot)
+        assert tree.selected_ref.goal_id == "G1"
+        await session.add_goal("goal number 31")
+        await settle(app, pilot)
+        added = tree.node_for(NodeRef("goal", "G31"))
+        assert added is not None
+        assert added.line not in visible_lines(tree)
+        assert tree.selected_ref.goal_id == "G1"
+
+
+async def test_a_goal_that_becomes_active_is_scrolled_into_view(rig: Rig) -> None:
+    """The tree scrolled to the last goals; the first one starts (ctrl+r): it is
+    scrolled into view although the conversation, not its view, is shown."""
+    held = Pause(text="A long text " * 20, after=2)
+    rig.configure(loop={"max_parallel_goals": 1})
+    rig.brain.add("PlanGeneration", plan(step("S-01", "Write a long text")))
+    rig.brain.step("S-01", held)
+    clock = Clock()
+    app = rig.app(clock=clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        clock.now += FOLLOW_QUIET_S
+        session = app.session
+        assert session is not None
+        tree = app.main.goal_tree
+        first = await session.add_goal("the first goal", priority=90)
+        for n in range(2, 31):
+            await session.add_goal(f"goal number {n}", priority=10)
+        await settle(app, pilot)
+        tree.scroll_end(animate=False, immediate=True)
+        await pilot.pause()
+        node = tree.node_for(NodeRef("goal", first))
+        assert node is not None and node.line not in visible_lines(tree)
+        await pilot.press("ctrl+r")
+        await wait_event(held.reached, pilot)
+        await app.handler.wait_idle()
+        await until(lambda: node.line in visible_lines(tree), pilot, timeout=3)
+        assert app.handler.visible == CONVERSATION
+        assert tree.cursor_node is tree.conversation
+        app.action_interrupt()
+        held.release.set()
+        await settle(app, pilot)

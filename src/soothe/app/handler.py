@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from soothe.app.evidence_pace import EvidencePace
@@ -102,6 +102,9 @@ class AppPort:
         self.app = app
         self.last_user_move = float("-inf")
         self._paging = False
+        self.syncing = False
+        """The goals are being matched to the session's (start-up, a reopened thread):
+        they are not new goals arriving, the tree stays where it is."""
         self.evidence = EvidencePace(
             show=lambda entries: app.main.evidence.add_entries(entries),
             streaming=lambda: app.handler.state.streaming,
@@ -109,7 +112,18 @@ class AppPort:
         )
 
     def upsert_goal(self, goal: GoalView) -> None:
-        self.app.main.goal_tree.upsert_goal(goal)
+        tree = self.app.main.goal_tree
+        new = tree.goal(goal.id) is None
+        tree.upsert_goal(goal)
+        if new and not self.syncing:
+            self.reveal(goal.id)
+
+    def reveal(self, goal_id: str) -> None:
+        """A new goal, or one that became active, is scrolled into view in the tree
+        (the cursor stays), unless the user is moving in it: as ``follow``."""
+        if self.app.clock() - self.last_user_move < FOLLOW_QUIET_S:
+            return
+        self.app.main.goal_tree.reveal(goal_id)
 
     def remove_goal(self, goal_id: str) -> None:
         self.app.main.goal_tree.remove_goal(goal_id)
@@ -194,6 +208,8 @@ class AppPort:
         handler = app.handler
         if app.clock() - self.last_user_move < FOLLOW_QUIET_S:
             return  # the user just chose what to look at
+        if key != CONVERSATION:  # a goal that became active: in sight in the tree
+            self.reveal(key)
         if not app.main.stream.follow:
             return  # the user scrolled up to read
         if key == handler.visible or (key != CONVERSATION and handler.visible == CONVERSATION):
@@ -450,7 +466,7 @@ class EventHandler:
         self.show(active[-1] if active else CONVERSATION)
 
     def sync_goals(self, views: list[GoalView]) -> None:
-        with self.app.batch_update():
+        with self.app.batch_update(), self._syncing():
             self.state.sync_goals(views)
 
     def reset(self) -> None:
@@ -460,8 +476,16 @@ class EventHandler:
     def restore(self, snapshot: ThreadSnapshot) -> None:
         """Show a stored thread: its transcript replayed through the view model."""
         records = records_of(snapshot)
-        with self.app.batch_update():
+        with self.app.batch_update(), self._syncing():
             self.state.restore(snapshot, records)
+
+    @contextlib.contextmanager
+    def _syncing(self) -> Iterator[None]:
+        self.port.syncing = True
+        try:
+            yield
+        finally:
+            self.port.syncing = False
 
     def set_evidence(self, entries: list[EvidenceView]) -> None:
         self.state.set_evidence(entries)

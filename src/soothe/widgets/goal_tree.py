@@ -275,6 +275,18 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
                     if node is not None:
                         node.refresh()
 
+    def reveal(self, goal_id: str) -> None:
+        """Scroll the goal's line into view, the cursor left where it is (once the tree's
+        lines include it: after the refresh that lays them out)."""
+        if goal_id in self._goal_nodes:
+            self.call_after_refresh(self._scroll_to_goal, goal_id)
+
+    def _scroll_to_goal(self, goal_id: str) -> None:
+        node = self._goal_nodes.get(goal_id)
+        if node is not None:
+            _ = self._tree_lines  # laid out now: the node's line and the virtual size
+            self.scroll_to_node(node, animate=False)
+
     def show_ref(self, ref: NodeRef) -> None:
         node = self.node_for(ref)
         if node is not None:

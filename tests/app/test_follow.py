@@ -101,3 +101,12 @@ async def test_the_scrollbar_dragged_or_clicked_up_stops_following() -> None:
             for _ in range(4):
                 await pilot.pause()
             assert view.scroll_y == moved, message
+
+
+async def test_follow_is_not_held_off_at_start_up(rig: Rig) -> None:
+    """The app shows the conversation when it starts; that is not the user choosing a
+    view, so the first request's goal is followed at once (it was held off 4 s)."""
+    app = rig.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        assert app.handler.port.last_user_move == float("-inf")

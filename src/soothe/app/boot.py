@@ -331,7 +331,8 @@ class BootMixin(_Base):
         self.notify("Using the demo model: answers are canned, no server needed.")
 
     def _main_ready(self) -> None:
-        self.handler.select(NodeRef("conversation"))
+        # shown, not chosen by the user: follow is not held off at start-up
+        self.handler.show(NodeRef("conversation").key)
 
     def on_notice_action(self, event: Notice.Action) -> None:
         if event.action == "demo":

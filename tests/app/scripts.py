@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from soothe.engine import events as ev
 from soothe.engine.events import PlannedStep
-from tests.app.fake_session import FakeSession, ScriptItem
+from tests.app.fake_session import FakeSession, Gate, ScriptItem
 
 
 def plan(
@@ -30,8 +30,11 @@ def words(goal_id: str, step_id: str, text: str) -> list[ScriptItem]:
     return out
 
 
-def busy_board(session: FakeSession) -> list[ScriptItem]:
-    """Several goals in different states, G3 streaming: for the 'run in progress' views."""
+def busy_board(session: FakeSession, before_g3: Gate | None = None) -> list[ScriptItem]:
+    """Several goals in different states, G3 streaming: for the 'run in progress' views.
+    ``before_g3`` pauses the replay once G1 and G2 have ended (a screen taken later does
+    not depend on whether G1's last step ended in the batch that started G3's: a card
+    that ends while another streams keeps its live box, held)."""
     items: list[ScriptItem] = [
         ev.Classified(label="complex", reason="several goals"),
         ev.GoalCreated(goal_id="G1", description="Collect the release notes", priority=70),
@@ -84,6 +87,7 @@ def busy_board(session: FakeSession) -> list[ScriptItem]:
         ev.GoalStatusChanged(
             goal_id="G2", from_status="active", to_status="failed", error="no tool can fetch links"
         ),
+        *([before_g3] if before_g3 is not None else []),
         ev.GoalStatusChanged(goal_id="G3", from_status="pending", to_status="active"),
         ev.IterationStarted(goal_id="G3", iteration=2, max_iterations=8),
         ev.PlanAssessed(

@@ -21,6 +21,7 @@ from textual.pilot import Pilot
 from soothe.app.main import SootheApp
 from soothe.engine.config import Settings
 from soothe.widgets.goal_tree import NodeRef
+from soothe.widgets.step_card import StepCardView
 from tests.app.fake_session import FakeSession, Gate
 from tests.app.real_harness import (
     Rig,
@@ -74,21 +75,35 @@ async def _settle(app: SootheApp, pilot: Pilot[Any]) -> None:
             break
         await pilot.pause(0.02)
     assert not pace.held, "held evidence was never shown"
+    # a running card's header is drawn at most every 0.25 s: wait for its counts
+    cards = app.main.stream.query(StepCardView)
+    await until(lambda: not any(card.header_pending for card in cards), pilot)
     await pilot.pause()
 
 
-async def _start_run(app: SootheApp, pilot: Pilot[Any], text: str, gate: Gate) -> None:
+class Board:
+    """The busy board's two pause points: once G1 and G2 have ended, and at its end."""
+
+    def __init__(self) -> None:
+        self.before_g3 = Gate()
+        self.end = Gate()
+
+
+async def _start_run(app: SootheApp, pilot: Pilot[Any], text: str, board: Board) -> None:
     await _settle(app, pilot)
     app.prompt.value = text
     await pilot.press("enter")
-    await gate.reached.wait()
+    await board.before_g3.reached.wait()
+    await _settle(app, pilot)  # G1's last card is shown whole before G3 streams
+    board.before_g3.open()
+    await board.end.reached.wait()
     await _settle(app, pilot)
 
 
-def _board(session: FakeSession) -> Gate:
-    gate = Gate()
-    session.script = lambda text, auto: [*busy_board(session), gate]
-    return gate
+def _board(session: FakeSession) -> Board:
+    board = Board()
+    session.script = lambda text, auto: [*busy_board(session, board.before_g3), board.end]
+    return board
 
 
 def test_empty_main_screen(snap_compare, rig: Rig) -> None:
@@ -98,22 +113,22 @@ def test_empty_main_screen(snap_compare, rig: Rig) -> None:
 
 def test_run_in_progress(snap_compare, session: FakeSession, settings: Settings) -> None:
     """160x48: five goals (done, failed, streaming, sub-goal, waiting), evidence, live text."""
-    gate = _board(session)
+    board = _board(session)
     app = _app(session, settings)
 
     async def run_before(pilot: Pilot[Any]) -> None:
-        await _start_run(app, pilot, "Prepare the 1.2 release announcement", gate)
+        await _start_run(app, pilot, "Prepare the 1.2 release announcement", board)
         app.clear_notifications()
 
     assert snap_compare(app, terminal_size=(160, 48), run_before=run_before)
 
 
 def test_small_terminal_80x24(snap_compare, session: FakeSession, settings: Settings) -> None:
-    gate = _board(session)
+    board = _board(session)
     app = _app(session, settings)
 
     async def run_before(pilot: Pilot[Any]) -> None:
-        await _start_run(app, pilot, "Prepare the 1.2 release announcement", gate)
+        await _start_run(app, pilot, "Prepare the 1.2 release announcement", board)
         app.clear_notifications()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
@@ -121,11 +136,11 @@ def test_small_terminal_80x24(snap_compare, session: FakeSession, settings: Sett
 
 def test_failed_step(snap_compare, session: FakeSession, settings: Settings) -> None:
     """The failed goal selected: its stream shows the error; the failure toasts are up."""
-    gate = _board(session)
+    board = _board(session)
     app = _app(session, settings)
 
     async def run_before(pilot: Pilot[Any]) -> None:
-        await _start_run(app, pilot, "Prepare the 1.2 release announcement", gate)
+        await _start_run(app, pilot, "Prepare the 1.2 release announcement", board)
         app.main.goal_tree.focus()
         app.main.goal_tree.show_ref(NodeRef("goal", "G2"))
         await _settle(app, pilot)
@@ -241,11 +256,11 @@ def test_no_server_notice(snap_compare, rig: Rig) -> None:
 def test_theme(snap_compare, session: FakeSession, settings: Settings, theme: str) -> None:
     """soothe-dark (the default) is every other snapshot; these are the other built-ins."""
     settings.ui.theme = theme
-    gate = _board(session)
+    board = _board(session)
     app = _app(session, settings)
 
     async def run_before(pilot: Pilot[Any]) -> None:
-        await _start_run(app, pilot, "Prepare the 1.2 release announcement", gate)
+        await _start_run(app, pilot, "Prepare the 1.2 release announcement", board)
         app.clear_notifications()
 
     assert snap_compare(app, terminal_size=(120, 32), run_before=run_before)

@@ -130,7 +130,7 @@ async def test_approve_and_deny_tools(rig: Rig) -> None:
         assert view.live_box.render_line(0).text.strip() == "waiting for your approval…"
         assert view._header_content.plain.startswith("? G1/S-01")
         row = next(b for b in view.query(ToolCallBlock))
-        assert row.title.plain.endswith("· waiting for approval")
+        assert row.title.plain.startswith("… ⚙ run_shell · waiting for approval ")
         await pilot.press("a")
         await until(lambda: len(answers) == 1, pilot)
         second = await _wait_for_modal(app, pilot, ApprovalModal)
@@ -163,10 +163,11 @@ async def test_approve_and_deny_tools(rig: Rig) -> None:
         ]
         # said on the call's row, where the call is: no note after the card
         rows = [b.title.plain for b in app.main.query(ToolCallBlock)]
-        assert [r.split(" · ")[-1] for r in rows if " · " in r] == [
-            "approved once",
-            "approved always",
-            "denied",
+        assert [r.split(" ")[2:6] for r in rows] == [  # before the arguments, which get cut
+            ["run_shell", "·", "approved", "once"],
+            ["write_file", "·", "approved", "always"],
+            ["write_file", "path=b.txt", "content=two", ""],
+            ["run_shell", "·", "denied", "command=rm"],
         ]
         assert not [
             b

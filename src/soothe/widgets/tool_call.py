@@ -40,18 +40,25 @@ def _title(run: ToolRun) -> Content:
         mark = ("✓", "$success")
     else:
         mark = ("✗", "$error")
+    # what the user said of the call goes before its arguments: the row is one line,
+    # cut at the panel's width, and the arguments are what can be cut
     approval: list[tuple[str, str]] = []
     if run.approval:
-        denied = run.approval in ("denied", "approval timed out", "approval cancelled")
+        denied = run.approval in (
+            "denied",
+            "approval timed out",
+            "approval cancelled",
+            "not answered",
+        )
         approval = [(" · ", "$text-muted"), (run.approval, "$warning" if denied else "$accent")]
     return Content.assemble(
         mark,
         " ",
         ("⚙ ", "$secondary"),
         (run.tool, "bold"),
-        " ",
-        (args_preview(run.args, 32 if run.approval else 48), "$text-muted"),
         *approval,
+        " ",
+        (args_preview(run.args), "$text-muted"),
     )
 
 

@@ -384,3 +384,45 @@ def test_a_reopened_threads_interrupted_card_waits_for_nothing() -> None:
     state.restore(snapshot, records)
     card = state.cards["G1/S1"]
     assert (card.status, card.awaiting, state.requests) == ("suspended", None, {})
+    [row] = [p for p in card.parts if isinstance(p, ToolRun)]
+    assert row.approval == "not answered"  # not "waiting for approval" for ever
+
+
+def test_a_step_resumed_after_a_crash_shows_the_same_live_and_replayed() -> None:
+    """Process 1 died while its step waited for approval; process 2 reopened the thread,
+    the step asked again and ran the call. Replayed later, nothing in the transcript ended
+    process 1's card: its StepStarted again does (a review found the replay put process
+    2's call on process 1's row, and left the answered row pending)."""
+    first = [
+        ev.StepStarted(description="Write", **scope("S1")),
+        ev.ToolCalled(call_id="X", tool="write_file", **scope("S1")),
+        _approval("r1", "S1"),
+    ]
+    second = [
+        ev.StepStarted(description="Write", **scope("S1")),
+        _approval("r2", "S1"),
+        _approval("r2", "S1", "approve_once"),
+        ev.ToolCalled(call_id="X", tool="write_file", **scope("S1")),
+        ev.ToolResult(call_id="X", tool="write_file", output="ok", **scope("S1")),
+        ev.StepCompleted(summary="wrote", duration_s=1.0, **scope("S1")),
+    ]
+    empty = ThreadSnapshot(thread_id="t1", goals=[], evidence=[], answers={})
+    live = ViewState(RecordingPort())
+    live.restore(empty, [(e, 1, n) for n, e in enumerate(first, 1)])  # process 2 opens
+    for event in second:
+        live.feed(event)
+    replayed = ViewState(RecordingPort())
+    replayed.restore(empty, [(e, 1, n) for n, e in enumerate(first + second, 1)])
+
+    def rows(state: ViewState) -> list[tuple[str, list[tuple[bool | None, str]]]]:
+        cards = [b for b in state.view(CONVERSATION).segments if isinstance(b, StepCard)]
+        return [
+            (c.status, [(p.ok, p.approval) for p in c.parts if isinstance(p, ToolRun)])
+            for c in cards
+        ]
+
+    assert rows(live) == [
+        ("suspended", [(None, "not answered")]),
+        ("completed", [(True, "approved once")]),
+    ]
+    assert rows(replayed) == rows(live)

@@ -27,6 +27,7 @@ else:
     models = lazy("soothe.engine.views")
 
 CONVERSATION = "conversation"
+WAITING_APPROVAL = "waiting for approval"
 
 
 class ViewPort(Protocol):
@@ -252,7 +253,7 @@ class RequestEvents:
             text = f"{self._who(event)} needs approval to run {event.tool}"
             self.note(self._keys(event), text, "warn")
         else:
-            self._mark_row(request, "waiting for approval")
+            self._mark_row(request, WAITING_APPROVAL)
         self._opened(event, event.request_id, request)
         if self.live:
             self.port.open_approval(event, self._asker(event))

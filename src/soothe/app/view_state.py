@@ -31,7 +31,7 @@ from soothe.app.view_port import (
     restore_answers,
     same_text,
 )
-from soothe.app.view_steps import StepEvents
+from soothe.app.view_steps import INTERRUPTED_DETAIL, StepEvents
 from soothe.widgets.icons import STATUS_WORDS
 from soothe.widgets.transcript import (
     Answer,
@@ -335,8 +335,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
         }
         for card in self.cards.values():
             if card.status == "active" and card.key not in running:
-                detail = card.detail or "interrupted: the process ended during this step"
-                self._end_card(card, "suspended", detail)
+                self._end_card(card, "suspended", card.detail or INTERRUPTED_DETAIL)
 
     def set_evidence(self, entries: list[EvidenceView]) -> None:
         self.evidence = {e.evidence_id: e for e in entries}

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from soothe.app.lazy import lazy
-from soothe.app.view_port import OpenRequest, one_line
+from soothe.app.view_port import WAITING_APPROVAL, OpenRequest, one_line
 from soothe.widgets.transcript import Awaiting, Block, CardStatus, NoteKind, StepCard, ToolRun
 
 if TYPE_CHECKING:
@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from soothe.widgets.transcript import Transcript
 else:
     ev = lazy("soothe.engine.events")
+
+
+INTERRUPTED_DETAIL = "interrupted: the process ended during this step"
 
 
 class StepEvents:
@@ -52,7 +55,12 @@ class StepEvents:
             return None
         key = f"{event.goal_id}/{event.step_id}"
         card = self.cards.get(key)
-        if card is None or (isinstance(event, ev.StepStarted) and card.status != "active"):
+        started = isinstance(event, ev.StepStarted)
+        if card is not None and started and card.status == "active":
+            # started again while its card runs: the process that ran it ended mid-step
+            # (a stored transcript replayed: nothing said so then); as _settle_cards says
+            self._end_card(card, "suspended", INTERRUPTED_DETAIL)
+        if card is None or (started and card.status != "active"):
             card = StepCard(event.goal_id, event.step_id, description)
             self.cards[key] = card
             if self.paging and not isinstance(event, ev.StepStarted):
@@ -205,7 +213,10 @@ class StepEvents:
             for rid, r in self.requests.items()
             if (r.goal_id, r.step_id) == (card.goal_id, card.step_id)
         ]:
-            del self.requests[request_id]
+            row = self.requests.pop(request_id).row
+            if row is not None and row.approval == WAITING_APPROVAL:
+                row.approval = "not answered"
+                row.version += 1
         self._card_changed(card)
         self._tree_waits(card.goal_id)
 

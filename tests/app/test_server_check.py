@@ -15,6 +15,7 @@ from textual.pilot import Pilot
 from soothe.app.boot import SERVER_RECHECK_REACHABLE_S, SERVER_RECHECK_S
 from soothe.app.main import SootheApp
 from soothe.engine.config import Settings
+from soothe.engine.events import Usage
 from soothe.engine.session import Session
 from soothe.widgets.notice import Notice
 from tests.app.real_harness import (
@@ -102,6 +103,15 @@ async def test_a_check_answered_after_the_server_changed_is_dropped(
     # the same check with nothing changed counts
     assert await asyncio.wait_for(session.refresh_provider_status(), 10) == "unreachable"
     assert session.provider_status == "unreachable"
+    # a run that found the server answering while a check was out is newer than it
+    gate.entered.clear()
+    gate.opened.clear()
+    check = asyncio.create_task(session.refresh_provider_status())
+    await asyncio.wait_for(gate.entered.wait(), 10)
+    session._track_server(Usage(model="m", input_tokens=10, output_tokens=2))
+    gate.opened.set()
+    assert await asyncio.wait_for(check, 10) is None
+    assert session.provider_status == "reachable"
 
 
 async def test_a_model_call_that_succeeds_shows_the_server_back_during_the_run(

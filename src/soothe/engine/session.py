@@ -304,7 +304,8 @@ class Session(SessionGoals):
         """Ask the server now and set ``provider_status`` (and ``server_error``) from the
         answer; return it. None when the answer came too late to count: the model
         settings changed while it was awaited (``use_demo``, ``set_model``, another
-        server) or a newer check started; ``provider_status`` is then left as it is."""
+        server), a newer check started, or a run found the server's state meanwhile
+        (``_track_server``); ``provider_status`` is then left as it is."""
         if self.settings.model.provider == "demo":
             self.provider_status = "demo"
             return self.provider_status
@@ -340,11 +341,13 @@ class Session(SessionGoals):
         if isinstance(event, RunFailed) and event.kind == "unreachable":
             self.provider_status = "unreachable"
             self.server_error = event.error
+            self._checks += 1  # newer than a check in flight: its answer no longer counts
         elif isinstance(event, RunFinished | Usage) and self.provider_status == "unreachable":
             if isinstance(event, Usage) and not (event.input_tokens or event.output_tokens):
                 return  # a call that failed is counted too, with nothing the server sent
             self.provider_status = "reachable"
             self.server_error = ""
+            self._checks += 1
 
     @property
     def _postgres(self) -> bool:

@@ -57,17 +57,11 @@ class SootheRunner(ResumeRunner):
 
     async def run_goals(self, thread_id: str) -> RunOutcome:
         """Run every ready goal of the thread through the scheduler (the TUI's /goal)."""
-        started = time.perf_counter()
-        calls_before = self.hub.usage.calls
-        before = self._goal_ids(thread_id)
-        try:
-            ran = await self._schedule(thread_id, None)
-        except asyncio.CancelledError:  # said once, by the engine, as a request's is
-            await self._settle(self._interrupted(thread_id))
-            raise
-        return self._outcome(
-            thread_id, "answered", started, calls_before, before, touched=tuple(ran)
-        )
+        return await self._guarded(thread_id, self._run_ready)
+
+    async def _run_ready(self, thread_id: str) -> tuple[str, tuple[str, ...]]:
+        """The ready goals, run: (no answer of its own, the goals it ran)."""
+        return "", tuple(await self._schedule(thread_id, None))
 
     async def _route(
         self,

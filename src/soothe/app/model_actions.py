@@ -63,7 +63,10 @@ class ModelActions(_Base):
 
     def switch_theme(self, name: str) -> None:
         if name not in self.available_themes:
-            known = ", ".join(BUILTIN_THEMES)
+            others = len(self.theme_names()) - len(BUILTIN_THEMES)
+            known = ", ".join(BUILTIN_THEMES) + (
+                f" or {others} more (tab completes)" if others else ""
+            )
             self.notify(f"unknown theme {name!r}; try {known}", severity="warning")
             return
         self.theme = name

@@ -2,6 +2,10 @@
 
 It follows the selection: with a goal or a step selected it lists only that goal's or
 step's entries (the title says so); ``a`` shows them all until the selection changes.
+
+It follows its end as the Conversation panel does: a panel left at its end (or too short
+to scroll) shows the newest entries as they are added; one scrolled up to read stays
+where it is. A list refilled for another selection opens at its newest entries.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual.binding import Binding, BindingType
 from textual.content import Content
+from textual.geometry import Size
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
@@ -62,6 +67,8 @@ class EvidencePanel(OptionList):
         self.hidden = 0
         """Entries the selection lets through that are older than the rows listed."""
         self.scope: tuple[str | None, str | None] = (None, None)
+        self._end_pending = False
+        """The list grew while at its end: scroll to the new end after the refresh."""
         self._show_empty()
 
     def watch_show_vertical_scrollbar(self) -> None:
@@ -77,6 +84,35 @@ class EvidencePanel(OptionList):
         rewraps on this same change; this is OptionList's resize handling (_clear_caches).
         """
         self._clear_caches()
+
+    def watch_virtual_size(self, old: Size, new: Size) -> None:
+        """Follow the end: the list grew while it was at its end (judged by the height it
+        had before: OptionList measures new options at once when they are added, so this
+        is before they are shown), or while a scroll to the end is still to come (entries
+        added twice before a refresh; a scrollbar that came and made entries wrap once
+        more). The scroll waits for the refresh: the scrollbar that the growth may bring
+        is set up by then, and the scroll goes to the end of the size of that moment."""
+        if new.height <= old.height or self._end_pending:
+            return  # (a scroll to come goes to the end of the new size too)
+        viewport = self.container_size.height - self.scrollbar_size_horizontal
+        if self.scroll_y >= max(0, old.height - viewport):
+            self._follow_end()
+
+    def _follow_end(self) -> None:
+        if not self._end_pending:
+            self._end_pending = True
+            self.call_after_refresh(self._scroll_to_end)
+
+    def _scroll_to_end(self) -> None:
+        """Show the newest rows, but keep the highlighted entry (the keyboard cursor) in
+        view: the list goes no further than to show it at the top."""
+        self._end_pending = False
+        end = self.max_scroll_y
+        highlighted = self.highlighted
+        if highlighted is not None:
+            end = min(end, self._index_to_line.get(highlighted, end))
+        if end > self.scroll_y:
+            self.scroll_to(y=end, animate=False)
 
     def _show_empty(self) -> None:
         goal_id, step_id = self.scope
@@ -117,10 +153,15 @@ class EvidencePanel(OptionList):
         if excess <= 0:
             return
         highlighted = self.highlighted
+        # scrolled up to read: the rows in view stay (they move up by the rows let go)
+        heights = {} if self._end_pending else self._heights
+        removed = sum(heights.get(index, 0) for index in range(excess))
         for evidence_id in self.shown[:excess]:
             self.remove_option(evidence_id)
         del self.shown[:excess]
         self.hidden += excess
+        if removed and self.scroll_y:
+            self.scroll_to(y=max(0, self.scroll_y - removed), animate=False)
         if highlighted is not None:
             self.highlighted = max(0, highlighted - excess)
 
@@ -147,6 +188,10 @@ class EvidencePanel(OptionList):
             self.add_options(Option(_prompt(e), id=e.evidence_id) for e in visible)
         else:
             self._show_empty()
+        # another selection's list opens at its newest entries, as live ones follow them
+        # (the list starts at the top, so it grows "at its end"; said here all the same,
+        # for a list refilled before it was laid out)
+        self._follow_end()
         self._retitle()
 
     def _retitle(self) -> None:

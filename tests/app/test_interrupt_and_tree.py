@@ -4,7 +4,13 @@ All on the real Session against the fake Ollama server."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+import pytest
+from textual import events
+from textual.message import Message
+from textual.scrollbar import ScrollDown, ScrollTo, ScrollUp
 
 from soothe.app.handler import FOLLOW_QUIET_S
 from soothe.app.main import SootheApp
@@ -115,8 +121,8 @@ async def test_interrupting_ready_goals_says_it_once_and_keeps_it(rig: Rig) -> N
 
 
 class Clock:
-    """The app's clock, moved by the test (the start-up's select counts as a move in the
-    tree, and follow backs off for FOLLOW_QUIET_S after it)."""
+    """The app's clock, moved by the test past follow's back-off (FOLLOW_QUIET_S after
+    the user moved in the tree or chose a view)."""
 
     def __init__(self) -> None:
         self.now = 100.0
@@ -130,37 +136,112 @@ def visible_lines(tree: GoalTree) -> range:
     return range(top, top + tree.scrollable_content_region.height)
 
 
+async def add_goals(app: SootheApp, pilot: Any, count: int) -> None:
+    """``count`` goals more than the tree shows at 80x24, the last one scrolled into
+    view (the cursor stays on the conversation)."""
+    session = app.session
+    assert session is not None
+    tree = app.main.goal_tree
+    for n in range(1, count + 1):
+        await session.add_goal(f"goal number {n}")
+    await settle(app, pilot)
+    last = tree.node_for(NodeRef("goal", f"G{count}"))
+    assert last is not None
+    assert tree.virtual_size.height > tree.scrollable_content_region.height  # overflows
+    await until(lambda: last.line in visible_lines(tree), pilot, timeout=3)
+    assert tree.cursor_node is tree.conversation  # scrolled, not moved
+
+
 async def test_a_new_goal_below_the_tree_is_scrolled_into_view(rig: Rig) -> None:
     """At 80x24 the tree shows a few goals; each new one is scrolled into view (the
-    cursor stays on the conversation). The user moving in the tree holds it still."""
+    cursor stays on the conversation). The user moving in the tree holds it still for
+    FOLLOW_QUIET_S, and so does the tree having focus: the cursor's line stays in
+    sight."""
     clock = Clock()
     app = rig.app(clock=clock)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(app, pilot)
-        clock.now += FOLLOW_QUIET_S
         session = app.session
         assert session is not None
         tree = app.main.goal_tree
-        for n in range(1, 31):
-            await session.add_goal(f"goal number {n}")
-        await settle(app, pilot)
-        last = tree.node_for(NodeRef("goal", "G30"))
-        assert last is not None
-        assert tree.virtual_size.height > tree.scrollable_content_region.height  # overflows
-        await until(lambda: last.line in visible_lines(tree), pilot, timeout=3)
-        assert tree.cursor_node is tree.conversation  # scrolled, not moved
+        await add_goals(app, pilot, 30)
 
-        # the user moves in the tree: it stays where they are
+        # the user moves in the tree: it stays where they are for a while (the prompt
+        # focused again, so only the back-off holds it)
         tree.focus()
         await pilot.press("home", "down")
         await settle(app, pilot)
         assert tree.selected_ref.goal_id == "G1"
+        cursor = tree.cursor_line
+        app.prompt.focus()
         await session.add_goal("goal number 31")
         await settle(app, pilot)
         added = tree.node_for(NodeRef("goal", "G31"))
         assert added is not None
         assert added.line not in visible_lines(tree)
         assert tree.selected_ref.goal_id == "G1"
+
+        # later, back working in the tree (focused): a new goal does not scroll the
+        # cursor's line away
+        tree.focus()
+        clock.now += FOLLOW_QUIET_S
+        await session.add_goal("goal number 32")
+        await settle(app, pilot)
+        await pilot.pause(0.1)
+        assert cursor in visible_lines(tree)
+        assert tree.selected_ref.goal_id == "G1"
+
+        # once the user has left the tree, new goals are scrolled into view again
+        app.prompt.focus()
+        await session.add_goal("goal number 33")
+        await settle(app, pilot)
+        last = tree.node_for(NodeRef("goal", "G33"))
+        assert last is not None
+        await until(lambda: last.line in visible_lines(tree), pilot, timeout=3)
+        assert tree.selected_ref.goal_id == "G1"
+
+
+def wheel_up(tree: GoalTree) -> list[Message]:
+    return [events.MouseScrollUp(tree, 2, 2, 0, -1, 0, False, False, False)] * 3
+
+
+USER_SCROLLS: dict[str, tuple[bool, Callable[[GoalTree], list[Message]]]] = {
+    # what the user does, from the end of the tree (False) or its top (True)
+    "wheel": (False, wheel_up),
+    "scrollbar thumb dragged": (False, lambda tree: [ScrollTo(y=5, animate=False)]),
+    "scrollbar track clicked above the thumb": (False, lambda tree: [ScrollUp()]),
+    "scrollbar track clicked below the thumb": (True, lambda tree: [ScrollDown()]),
+}
+
+
+@pytest.mark.parametrize("how", USER_SCROLLS)
+async def test_scrolling_the_tree_holds_it_still(rig: Rig, how: str) -> None:
+    """The user scrolls the tree, with the wheel or its scrollbar (the scrollbar's
+    messages reach the tree; the cursor does not move, the tree gets no focus): a new
+    goal leaves the tree where they scrolled it."""
+    app = rig.app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        session = app.session
+        assert session is not None
+        tree = app.main.goal_tree
+        await add_goals(app, pilot, 30)
+        from_top, user_scroll = USER_SCROLLS[how]
+        if from_top:
+            tree.scroll_home(animate=False, immediate=True)
+            await pilot.pause()
+        before = tree.scroll_y
+        assert not tree.has_focus
+        for message in user_scroll(tree):
+            tree.post_message(message)
+        await settle(app, pilot)
+        scrolled = tree.scroll_y
+        assert scrolled != before  # the user's scroll moved it
+        await session.add_goal("goal number 31")
+        await settle(app, pilot)
+        await pilot.pause(0.1)
+        assert tree.scroll_y == scrolled
+        assert tree.cursor_node is tree.conversation
 
 
 async def test_a_goal_that_becomes_active_is_scrolled_into_view(rig: Rig) -> None:
@@ -170,11 +251,9 @@ async def test_a_goal_that_becomes_active_is_scrolled_into_view(rig: Rig) -> Non
     rig.configure(loop={"max_parallel_goals": 1})
     rig.brain.add("PlanGeneration", plan(step("S-01", "Write a long text")))
     rig.brain.step("S-01", held)
-    clock = Clock()
-    app = rig.app(clock=clock)
+    app = rig.app()
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(app, pilot)
-        clock.now += FOLLOW_QUIET_S
         session = app.session
         assert session is not None
         tree = app.main.goal_tree

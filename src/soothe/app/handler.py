@@ -120,10 +120,15 @@ class AppPort:
 
     def reveal(self, goal_id: str) -> None:
         """A new goal, or one that became active, is scrolled into view in the tree
-        (the cursor stays), unless the user is moving in it: as ``follow``."""
+        (the cursor stays), unless the user is at the tree: moving in it or choosing a
+        view (as ``follow``), scrolling it (the wheel, its scrollbar) in the last
+        FOLLOW_QUIET_S, or working in it (focused: the cursor's line stays in sight)."""
+        tree = self.app.main.goal_tree
         if self.app.clock() - self.last_user_move < FOLLOW_QUIET_S:
             return
-        self.app.main.goal_tree.reveal(goal_id)
+        if tree.has_focus or tree.scrolled_ago() < FOLLOW_QUIET_S:
+            return
+        tree.reveal(goal_id)
 
     def remove_goal(self, goal_id: str) -> None:
         self.app.main.goal_tree.remove_goal(goal_id)

@@ -7,6 +7,7 @@ nothing but a repaint of the affected lines.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
@@ -17,6 +18,7 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.css.styles import RenderStyles
 from textual.message import Message
+from textual.scrollbar import ScrollDown, ScrollTo, ScrollUp
 from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
@@ -160,6 +162,9 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
         step id ("" for the goal itself); a goal is here only while something waits."""
         self.conversation = self.root.add_leaf("Conversation", NodeRef("conversation"))
         self.root.expand()
+        self.user_scrolled_at = float("-inf")
+        """When (``time.monotonic``) the user last scrolled the tree itself: the wheel
+        over it, its scrollbar. Not the cursor's moves (the app sees those)."""
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -286,6 +291,31 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
         if node is not None:
             _ = self._tree_lines  # laid out now: the node's line and the virtual size
             self.scroll_to_node(node, animate=False)
+
+    def scrolled_ago(self) -> float:
+        """Seconds since the user last scrolled the tree (the wheel, its scrollbar)."""
+        return time.monotonic() - self.user_scrolled_at
+
+    def _user_scrolled(self) -> None:
+        self.user_scrolled_at = time.monotonic()
+
+    def on_mouse_scroll_down(self) -> None:
+        self._user_scrolled()
+
+    def on_mouse_scroll_up(self) -> None:
+        self._user_scrolled()
+
+    def on_scroll_to(self, message: ScrollTo) -> None:
+        """The scrollbar's thumb dragged."""
+        self._user_scrolled()
+
+    def on_scroll_up(self, message: ScrollUp) -> None:
+        """A click on the scrollbar's track above its thumb."""
+        self._user_scrolled()
+
+    def on_scroll_down(self, message: ScrollDown) -> None:
+        """A click on the scrollbar's track below its thumb."""
+        self._user_scrolled()
 
     def show_ref(self, ref: NodeRef) -> None:
         node = self.node_for(ref)

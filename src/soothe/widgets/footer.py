@@ -6,28 +6,69 @@ the tree cursor moving - most often with the same keys as before. On a full scre
 layout costs a tenth of a second of the loop the run shares.
 
 Keys that do not fit whole are left out from the right (F1 lists every key) instead of
-the last one cut mid-word ("^l Promp").
+the last one cut mid-word ("^l Promp"). What fits is decided in the layout that places the
+keys (``WholeKeysLayout``): a pass after a refresh could run before the new keys were placed
+(a batch open elsewhere holds the layout back, not the callbacks), find nothing to leave
+out, and leave "f" of "f1 Help" drawn at 80 columns once 'esc Interrupt' appeared.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from textual import events
+from textual.layouts.horizontal import HorizontalLayout
 from textual.widgets import Footer
 from textual.widgets._footer import FooterLabel, KeyGroup
 
 if TYPE_CHECKING:
+    from textual.geometry import Size
+    from textual.layout import ArrangeResult, Layout
     from textual.screen import Screen
     from textual.widget import Widget
 
 PALETTE = "-command-palette"
 
 
+class WholeKeysLayout(HorizontalLayout):
+    """Textual's horizontal layout, without the keys that do not fit whole: from the first
+    key that ends past the width (the palette key, docked right, is outside it) every key
+    is left unplaced, so never drawn; a key group goes with the label after it (its keys
+    mean nothing without it). ``left_out`` hears which keys were left out."""
+
+    def __init__(self, left_out: Callable[[list[Widget]], None]) -> None:
+        super().__init__()
+        self._left_out = left_out
+
+    def arrange(
+        self, parent: Widget, children: list[Widget], size: Size, greedy: bool = True
+    ) -> ArrangeResult:
+        placements = super().arrange(parent, children, size, greedy)
+        right = {placement.widget: placement.region.right for placement in placements}
+        for index, child in enumerate(children):
+            end = right.get(child, 0)
+            following = children[index + 1] if index + 1 < len(children) else None
+            if isinstance(child, KeyGroup) and isinstance(following, FooterLabel):
+                end = right.get(following, end)
+            if end > size.width:
+                cut = set(children[index:])
+                self._left_out(children[index:])
+                return [placement for placement in placements if placement.widget not in cut]
+        return placements
+
+
 class SteadyFooter(Footer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._shown: tuple[object, ...] | None = None
+        self._width = 0
+        self._whole_keys = WholeKeysLayout(self._leave_out)
+
+    @property
+    def layout(self) -> Layout:
+        """Always the keys in a row, whole ones only (Footer's CSS sets 'horizontal')."""
+        return self._whole_keys
 
     def _keys(self) -> tuple[object, ...]:
         return tuple(
@@ -50,7 +91,6 @@ class SteadyFooter(Footer):
             return
         self._shown = keys
         await self.recompose()
-        self.call_after_refresh(self._leave_out_what_does_not_fit)
         # Each FooterKey binds ``compact`` to the footer (a watcher on it); Textual drops a
         # closed widget's watcher only when the value changes, which ``compact`` never
         # does: without this every recompose kept a dozen removed keys alive.
@@ -58,25 +98,21 @@ class SteadyFooter(Footer):
             watchers[:] = [(node, cb) for node, cb in watchers if not node._closing]
 
     def on_resize(self, event: events.Resize) -> None:
+        if event.size.width == self._width:
+            return  # a key left out changes the virtual size only
+        self._width = event.size.width
         for item in self._items():
-            item.display = True  # placed again at the new width, then left out if need be
-        self.call_after_refresh(self._leave_out_what_does_not_fit)
+            item.display = True  # placed again at the new width, left out if need be
 
     def _items(self) -> list[Widget]:
         return [child for child in self.children if not child.has_class(PALETTE)]
 
-    def _leave_out_what_does_not_fit(self) -> None:
-        if not self.is_attached:
-            return
-        palette = [child for child in self.children if child.has_class(PALETTE)]
-        limit = palette[0].region.x if palette else self.content_region.right
-        items = self._items()
-        past = False
-        for index, item in enumerate(items):
-            right = item.region.right
-            following = items[index + 1] if index + 1 < len(items) else None
-            if isinstance(item, KeyGroup) and isinstance(following, FooterLabel):
-                right = following.region.right  # a group's keys mean nothing without it
-            past = past or right > limit
-            if past:
+    def _leave_out(self, items: list[Widget]) -> None:
+        """Keys the layout left unplaced: hidden too (already not drawn), so they count as
+        left out until the next resize places them all again."""
+        self.call_later(self._hide, items)
+
+    def _hide(self, items: list[Widget]) -> None:
+        for item in items:
+            if item.parent is self:
                 item.display = False

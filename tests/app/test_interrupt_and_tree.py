@@ -235,6 +235,7 @@ async def test_scrolling_the_tree_holds_it_still(rig: Rig, how: str) -> None:
         for message in user_scroll(tree):
             tree.post_message(message)
         await settle(app, pilot)
+        await pilot.wait_for_scheduled_animations()  # the track's page scroll is animated
         scrolled = tree.scroll_y
         assert scrolled != before  # the user's scroll moved it
         await session.add_goal("goal number 31")

@@ -157,7 +157,10 @@ async def test_quitting_mid_step_records_its_end_and_the_reopened_card_is_paused
         await ready(app, pilot)
         await send(app, pilot, "Write a long answer")
         await wait_event(reply.reached, pilot)
-        await until(lambda: live_texts(app), pilot)
+        # the server has written the first words; wait until the step has them (a live
+        # box is there before, empty, waiting for them)
+        cards = app.handler.state.cards
+        await until(lambda: "first words" in getattr(cards.get("G1/S-01"), "text", ""), pilot)
         await app.handler.wait_idle()
         thread = app.session.thread_id
         assert thread and app.handler.state.cards["G1/S-01"].status == "active"

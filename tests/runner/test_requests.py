@@ -310,3 +310,30 @@ def test_skills_command_lists_skills(soothe, env: Env) -> None:
     name, summary = result.out.split(None, 1)
     assert name == "review" and summary.startswith("Review code carefully  (")
     assert str(skill_dir / "SKILL.md") in result.out
+
+
+def test_a_call_approved_at_the_terminal_is_one_progress_line(
+    soothe, brain: Brain, env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The call is published again once approved (its tool node runs again): the
+    progress shows it once, before the question (a trial saw it before and after)."""
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    brain.add("Classification", {"label": "simple"})
+    brain.add("PlanGeneration", {"steps": [{"id": "S-01", "description": "Write notes"}]})
+    brain.step("S-01", tool("write_file", path="notes.txt", content="hi\n"), "Wrote notes.")
+    brain.add("StatusAssessment", DONE)
+    err = Tty()
+    monkeypatch.setattr("sys.stderr", err)
+    monkeypatch.setattr("sys.stdin", Tty("y\n"))
+
+    result = soothe("-p", "Write notes")
+
+    assert (result.code, result.out) == (0, "Wrote notes.\n")
+    assert (env.workspace / "notes.txt").read_text() == "hi\n"
+    text = err.getvalue()
+    assert text.count("S-01 write_file(") == 1, text
+    assert text.index("S-01 write_file(") < text.index("? allow write_file(")

@@ -149,6 +149,8 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
 
         answerer = Answerer(session, settings, sys.stdin, stderr)
 
+        called: set[str] = set()
+
         async def consume(work: Callable[[], Awaitable[RunOutcome]]) -> None:
             nonlocal answer, failure, last
             answer, failure, last = None, None, None
@@ -158,7 +160,12 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
             async with contextlib.aclosing(follow(session, work)) as events:
                 async for event in events:
                     seen["thread"] = session.thread_id
-                    _emit(event, args.json, show_progress, stdout, stderr)
+                    # a call under approval is published again once answered (its tool
+                    # node runs again): one progress line for it (--json keeps both)
+                    again = isinstance(event, ToolCalled) and event.call_id in called
+                    if isinstance(event, ToolCalled):
+                        called.add(event.call_id)
+                    _emit(event, args.json, show_progress and not again, stdout, stderr)
                     await answerer.handle(event)
                     if isinstance(event, FinalAnswer):
                         answer, last = event.text, event

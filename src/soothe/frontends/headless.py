@@ -155,23 +155,36 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
             nonlocal answer, failure, last
             answer, failure, last = None, None, None
             show_profile()
-            # aclosing: if rendering fails (e.g. a closed pipe), the run is stopped and its
-            # goals suspended before the session closes, not after.
-            async with contextlib.aclosing(follow(session, work)) as events:
-                async for event in events:
-                    seen["thread"] = session.thread_id
-                    # a call under approval is published again once answered (its tool
-                    # node runs again): one progress line for it (--json keeps both)
-                    again = isinstance(event, ToolCalled) and event.call_id in called
-                    if isinstance(event, ToolCalled):
-                        called.add(event.call_id)
-                    _emit(event, args.json, show_progress and not again, stdout, stderr)
-                    await answerer.handle(event)
-                    if isinstance(event, FinalAnswer):
-                        answer, last = event.text, event
-                        failure = _goal_failure(session, event)
-                    elif isinstance(event, RunFailed):
-                        failure, last = event.error, event
+            late: list[EventBase] = []
+
+            def show(event: EventBase) -> None:
+                seen["thread"] = session.thread_id
+                # a call under approval is published again once answered (its tool
+                # node runs again): one progress line for it (--json keeps both)
+                again = isinstance(event, ToolCalled) and event.call_id in called
+                if isinstance(event, ToolCalled):
+                    called.add(event.call_id)
+                _emit(event, args.json, show_progress and not again, stdout, stderr)
+
+            try:
+                # aclosing: if rendering fails (e.g. a closed pipe), the run is stopped and
+                # its goals suspended before the session closes, not after.
+                async with contextlib.aclosing(follow(session, work, late)) as events:
+                    async for event in events:
+                        show(event)
+                        await answerer.handle(event)
+                        if isinstance(event, FinalAnswer):
+                            answer, last = event.text, event
+                            failure = _goal_failure(session, event)
+                        elif isinstance(event, RunFailed):
+                            failure, last = event.error, event
+            except asyncio.CancelledError:
+                # Ctrl+C: what the run published as it stopped (``‖ S-01 paused: ...``)
+                # is shown before the ``error: interrupted`` line; nothing is answered.
+                with contextlib.suppress(OSError):
+                    for event in late:
+                        show(event)
+                raise
 
         if args.thread and session.unfinished_goals():
             resumed = True
@@ -209,19 +222,29 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
 
 
 async def follow(
-    session: Any, work: Callable[[], Awaitable[RunOutcome]]
+    session: Any,
+    work: Callable[[], Awaitable[RunOutcome]],
+    late: list[EventBase] | None = None,
 ) -> AsyncGenerator[EventBase, None]:
     """Run ``work`` and yield the events of the session's thread as the bus carries them.
 
     The subscription closes when the work ends, so what is queued is read and then the
     loop stops. If the reader stops early (a closed pipe, Ctrl+C), the run is cancelled
-    and given a moment to suspend its goals before the session closes.
+    and given a moment to suspend its goals before the session closes; the events it
+    published meanwhile and those not read yet (the step paused, the goal suspended)
+    are added to ``late``, since a generator that is closing can no longer yield them.
     """
     sub = session.bus.subscribe(f"thread:{session.thread_id}", maxsize=5000)
     task = asyncio.ensure_future(work())
     task.add_done_callback(lambda _: sub.close())
     try:
-        async for event in sub:
+        while True:
+            # get(), not ``async for``: a cancelled __anext__ closes the subscription,
+            # and what the run publishes as it stops would never be queued.
+            try:
+                event = await sub.get()
+            except StopAsyncIteration:
+                break
             yield event
         task.result()  # re-raise what the work raised
     finally:
@@ -230,6 +253,8 @@ async def follow(
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(task), 2.0)
         sub.close()
+        if late is not None:
+            late.extend(sub.drain())
 
 
 def _goal_failure(session: Any, event: FinalAnswer) -> str | None:

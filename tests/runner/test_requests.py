@@ -337,3 +337,35 @@ def test_a_call_approved_at_the_terminal_is_one_progress_line(
     text = err.getvalue()
     assert text.count("S-01 write_file(") == 1, text
     assert text.index("S-01 write_file(") < text.index("? allow write_file(")
+
+
+def test_calls_of_two_steps_with_the_same_id_are_both_shown(
+    soothe, brain: Brain, env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server may number tool-call ids per reply (call_0 in each): the progress keys a
+    call by goal, step and id, until its result, and shows each step's call (a review
+    found the second step's call hidden)."""
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr("langchain_ollama.chat_models.uuid4", lambda: "call_0")
+    (env.workspace / "README.md").write_text("hello\n")
+    brain.add("Classification", {"label": "complex"})
+    steps = [
+        {"id": "S-01", "description": "List the files"},
+        {"id": "S-02", "description": "Read the README", "dependencies": ["S-01"]},
+    ]
+    brain.add("PlanGeneration", {"steps": steps})
+    brain.step("S-01", tool("list_dir", path="."), "one file")
+    brain.step("S-02", tool("read_file", path="README.md"), "it says hello")
+    brain.add("StatusAssessment", DONE)
+    err = Tty()
+    monkeypatch.setattr("sys.stderr", err)
+
+    result = soothe("-p", "List and read")
+
+    assert result.code == 0
+    text = err.getvalue()
+    assert "S-01 list_dir(" in text and "S-02 read_file(" in text, text

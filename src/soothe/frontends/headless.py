@@ -30,6 +30,7 @@ from soothe.engine.events import (
     StepStarted,
     StepSuspended,
     ToolCalled,
+    ToolResult,
 )
 from soothe.engine.interact import ApprovalResponse, ClarificationResponse
 from soothe.engine.outcome import RunOutcome
@@ -149,7 +150,9 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
 
         answerer = Answerer(session, settings, sys.stdin, stderr)
 
-        called: set[str] = set()
+        unanswered: set[tuple[str | None, str | None, str]] = set()
+        """Calls shown and not yet answered, by goal, step and call id (ids can repeat:
+        a server may number them per reply)."""
 
         async def consume(work: Callable[[], Awaitable[RunOutcome]]) -> None:
             nonlocal answer, failure, last
@@ -161,9 +164,14 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
                 seen["thread"] = session.thread_id
                 # a call under approval is published again once answered (its tool
                 # node runs again): one progress line for it (--json keeps both)
-                again = isinstance(event, ToolCalled) and event.call_id in called
-                if isinstance(event, ToolCalled):
-                    called.add(event.call_id)
+                again = False
+                if isinstance(event, ToolCalled | ToolResult):
+                    key = (event.goal_id, event.step_id, event.call_id)
+                    again = isinstance(event, ToolCalled) and key in unanswered
+                    if isinstance(event, ToolCalled):
+                        unanswered.add(key)
+                    else:
+                        unanswered.discard(key)
                 _emit(event, args.json, show_progress and not again, stdout, stderr)
 
             try:

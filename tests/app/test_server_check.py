@@ -195,3 +195,25 @@ async def test_while_reachable_the_idle_check_runs_less_often(rig: Rig) -> None:
         assert len(checks) == 4 and app.main.status.info.provider == "reachable"
         await tick(SERVER_RECHECK_S)
         assert len(checks) == 4
+
+
+@pytest.mark.parametrize("before", ["unknown", "reachable", "unreachable"])
+async def test_a_call_answered_during_a_check_makes_the_check_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, before: str
+) -> None:
+    """Whatever the status read when the check began: a run's call the server answered
+    meanwhile is newer than the check's 'unreachable' (a review: only a check begun
+    while unreachable was dropped)."""
+    settings = Settings(
+        model={"provider": "ollama", "name": "llama3.2", "base_url": "http://127.0.0.1:9"},
+        storage={"data_dir": tmp_path / "data"},
+    )
+    session = Session(settings)
+    session.provider_status = before  # type: ignore[assignment]
+    gate = Gate(monkeypatch)
+    check = asyncio.create_task(session.refresh_provider_status())
+    await asyncio.wait_for(gate.entered.wait(), 10)
+    session._track_server(Usage(model="m", input_tokens=10, output_tokens=2))
+    gate.opened.set()
+    assert await asyncio.wait_for(check, 10) is None
+    assert session.provider_status == "reachable"  # what the call showed

@@ -135,6 +135,10 @@ class GoalActions(_Base):
                 lambda s: s.set_priority(goal.id, priority), what=f"reprioritise {goal.id}"
             )
 
+    def on_goal_tree_user_scrolled(self, event: GoalTree.UserScrolled) -> None:
+        event.stop()
+        self.handler.port.user_moved()
+
     def on_goal_tree_stream_chosen(self, event: GoalTree.StreamChosen) -> None:
         event.stop()
         if event.ref != self.main.goal_tree.selected_ref:

@@ -124,9 +124,7 @@ class AppPort:
         view (as ``follow``), scrolling it (the wheel, its scrollbar) in the last
         FOLLOW_QUIET_S, or working in it (focused: the cursor's line stays in sight)."""
         tree = self.app.main.goal_tree
-        if self.app.clock() - self.last_user_move < FOLLOW_QUIET_S:
-            return
-        if tree.has_focus or tree.scrolled_ago() < FOLLOW_QUIET_S:
+        if self.app.clock() - self.last_user_move < FOLLOW_QUIET_S or tree.has_focus:
             return
         tree.reveal(goal_id)
 
@@ -205,7 +203,8 @@ class AppPort:
         self.app.close_request(request_id)
 
     def user_moved(self) -> None:
-        """The user scrolled the stream or moved in the goal tree (follow backs off)."""
+        """The user scrolled the stream, moved in the goal tree or scrolled it (follow
+        and the tree's reveal back off)."""
         self.last_user_move = self.app.clock()
 
     def follow(self, key: str) -> None:

@@ -7,7 +7,6 @@ nothing but a repaint of the affected lines.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
@@ -133,6 +132,10 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
             self.step_id = step_id
             """The step under the cursor, when it is on a step (details shows that step)."""
 
+    class UserScrolled(Message):
+        """The user scrolled the tree itself (the wheel over it, its scrollbar), not its
+        cursor: the app holds off moving it, as after a cursor move."""
+
     class StreamChosen(Message):
         """The cursor moved to a node: show its stream."""
 
@@ -162,9 +165,6 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
         step id ("" for the goal itself); a goal is here only while something waits."""
         self.conversation = self.root.add_leaf("Conversation", NodeRef("conversation"))
         self.root.expand()
-        self.user_scrolled_at = float("-inf")
-        """When (``time.monotonic``) the user last scrolled the tree itself: the wheel
-        over it, its scrollbar. Not the cursor's moves (the app sees those)."""
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -292,12 +292,8 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
             _ = self._tree_lines  # laid out now: the node's line and the virtual size
             self.scroll_to_node(node, animate=False)
 
-    def scrolled_ago(self) -> float:
-        """Seconds since the user last scrolled the tree (the wheel, its scrollbar)."""
-        return time.monotonic() - self.user_scrolled_at
-
     def _user_scrolled(self) -> None:
-        self.user_scrolled_at = time.monotonic()
+        self.post_message(self.UserScrolled())
 
     def on_mouse_scroll_down(self) -> None:
         self._user_scrolled()

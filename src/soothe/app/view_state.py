@@ -513,7 +513,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
         self.tokens_out += event.output_tokens
         if self.live:
             self.port.status(tokens_in=self.tokens_in, tokens_out=self.tokens_out)
-            if event.input_tokens or event.output_tokens:  # a failed call counts none
+            if event.answered:
                 self.port.server_answered()
 
     def _final_answer(self, event: ev.FinalAnswer) -> None:

@@ -208,17 +208,19 @@ class StepEvents:
         card.status = status
         card.detail = detail
         card.awaiting = None
-        for request_id in [
+        moot = [
             rid
             for rid, r in self.requests.items()
             if (r.goal_id, r.step_id) == (card.goal_id, card.step_id)
-        ]:
+        ]
+        for request_id in moot:
             row = self.requests.pop(request_id).row
             if row is not None and row.approval == WAITING_APPROVAL:
                 row.approval = "not answered"
                 row.version += 1
         self._card_changed(card)
-        self._tree_waits(card.goal_id)
+        if moot:  # the tree's marks change only with the open requests
+            self._tree_waits(card.goal_id)
 
     def _step_completed(self, event: ev.StepCompleted) -> None:
         if event.goal_id and event.step_id:

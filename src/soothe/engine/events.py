@@ -292,6 +292,12 @@ class Usage(EventBase):
     duration_s: float = 0.0
     prompt_chars: int = 0
 
+    @property
+    def answered(self) -> bool:
+        """The server answered the call: it counted tokens (a call that failed is
+        published too, with none)."""
+        return bool(self.input_tokens or self.output_tokens)
+
 
 class FinalAnswer(EventBase):
     type: Literal["answer.final"] = "answer.final"

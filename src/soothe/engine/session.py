@@ -343,8 +343,8 @@ class Session(SessionGoals):
             self.server_error = event.error
             self._checks += 1  # newer than a check in flight: its answer no longer counts
         elif isinstance(event, RunFinished | Usage):
-            if isinstance(event, Usage) and not (event.input_tokens or event.output_tokens):
-                return  # a call that failed is counted too, with nothing the server sent
+            if isinstance(event, Usage) and not event.answered:
+                return
             self._checks += 1  # the server answered: newer than a check in flight
             if self.provider_status != "reachable":
                 self.provider_status = "reachable"

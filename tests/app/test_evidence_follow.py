@@ -11,28 +11,11 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from soothe.engine.views import EvidenceView
 from soothe.widgets import evidence_panel
 from soothe.widgets.evidence_panel import EvidencePanel
-from tests.app.real_harness import screen_text, until
+from tests.app.evidence_rows import SIZE, entries, panel_rows
+from tests.app.real_harness import until
 from tests.app.tiny_app import One
-
-SIZE = (40, 12)
-"""The panel fills the screen: 10 rows inside its border; an entry takes 3 of them (its
-header, its summary wrapped in two beside the scrollbar)."""
-
-
-def _entries(start: int, count: int, goal_id: str = "G1") -> list[EvidenceView]:
-    return [
-        EvidenceView(
-            evidence_id=f"E{n}",
-            kind="tool",
-            summary=f"entry {n:02d} was read, a poem written.",
-            goal_id=goal_id,
-            step_id="S-01",
-        )
-        for n in range(start, start + count)
-    ]
 
 
 def _in_view(panel: EvidencePanel, index: int) -> bool:
@@ -43,12 +26,6 @@ def _in_view(panel: EvidencePanel, index: int) -> bool:
     return panel.scroll_y <= top and bottom <= panel.scroll_y + height
 
 
-def _panel_rows(app: One, panel: EvidencePanel) -> list[str]:
-    region = panel.scrollable_content_region
-    lines = screen_text(app).splitlines()[region.y : region.bottom]
-    return [line[region.x : region.right].strip() for line in lines]
-
-
 def _at_end_showing_last(app: One, panel: EvidencePanel, n: int) -> bool:
     last = panel.option_count - 1
     return (
@@ -56,7 +33,7 @@ def _at_end_showing_last(app: One, panel: EvidencePanel, n: int) -> bool:
         and panel.max_scroll_y > 0
         and panel.scroll_y == panel.max_scroll_y
         and _in_view(panel, last)
-        and any(row.startswith(f"entry {n:02d}") for row in _panel_rows(app, panel))
+        and any(row.startswith(f"entry {n:02d}") for row in panel_rows(app, panel))
     )
 
 
@@ -76,10 +53,10 @@ async def test_never_scrolled_panel_shows_the_newest_entries() -> None:
     app = One(panel)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        panel.add_entries(_entries(0, 3))  # 6 rows: no scrollbar yet
+        panel.add_entries(entries(0, 3))  # 6 rows: no scrollbar yet
         await _added(pilot, panel, 3)
         assert not panel.show_vertical_scrollbar
-        panel.add_entries(_entries(3, 7))  # one request's entries, well past the fold
+        panel.add_entries(entries(3, 7))  # one request's entries, well past the fold
         await until(lambda: _at_end_showing_last(app, panel, 9), pilot)
         assert panel.border_title == "Evidence (10)"
 
@@ -91,13 +68,13 @@ async def test_panel_at_its_end_follows_paced_additions() -> None:
     app = One(panel)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        panel.add_entries(_entries(0, 6))
+        panel.add_entries(entries(0, 6))
         await until(lambda: _at_end_showing_last(app, panel, 5), pilot)
         for start in range(6, 14, 2):
-            panel.add_entries(_entries(start, 2))
+            panel.add_entries(entries(start, 2))
             await until(lambda start=start: _at_end_showing_last(app, panel, start + 1), pilot)
-        panel.add_entries(_entries(14, 1))
-        panel.add_entries(_entries(15, 1))
+        panel.add_entries(entries(14, 1))
+        panel.add_entries(entries(15, 1))
         await until(lambda: _at_end_showing_last(app, panel, 15), pilot)
 
 
@@ -106,15 +83,15 @@ async def test_panel_scrolled_up_stays_where_the_user_reads() -> None:
     app = One(panel)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        panel.add_entries(_entries(0, 10))
+        panel.add_entries(entries(0, 10))
         await until(lambda: _at_end_showing_last(app, panel, 9), pilot)
         panel.scroll_to(y=4, animate=False)  # up to read
         await _painted(pilot)
-        before = _panel_rows(app, panel)
-        panel.add_entries(_entries(10, 5))
+        before = panel_rows(app, panel)
+        panel.add_entries(entries(10, 5))
         await _added(pilot, panel, 15)
         assert panel.scroll_y == 4
-        assert _panel_rows(app, panel) == before
+        assert panel_rows(app, panel) == before
 
 
 async def test_highlighted_entry_stays_highlighted_and_in_view() -> None:
@@ -122,12 +99,12 @@ async def test_highlighted_entry_stays_highlighted_and_in_view() -> None:
     app = One(panel)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        panel.add_entries(_entries(0, 10))
+        panel.add_entries(entries(0, 10))
         await until(lambda: _at_end_showing_last(app, panel, 9), pilot)
         panel.focus()
         await pilot.press("end")  # the cursor on the last entry, at the end
         await until(lambda: panel.highlighted == 9, pilot)
-        panel.add_entries(_entries(10, 8))
+        panel.add_entries(entries(10, 8))
         await _added(pilot, panel, 18)
         assert panel.highlighted == 9
         assert panel.highlighted_option is not None
@@ -145,21 +122,21 @@ async def test_rows_let_go_at_the_top_move_neither_a_reader_nor_the_end(
     app = One(panel)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        panel.add_entries(_entries(0, 8))
+        panel.add_entries(entries(0, 8))
         await until(lambda: _at_end_showing_last(app, panel, 7), pilot)
         # at the end: rows let go at the top, the newest shown
-        panel.add_entries(_entries(8, 3))
+        panel.add_entries(entries(8, 3))
         await until(lambda: _at_end_showing_last(app, panel, 10), pilot)
         assert [panel.get_option_at_index(i).id for i in (0, 7)] == ["E3", "E10"]
         # scrolled up to read: the same entries stay in view as older rows go
         panel.scroll_to(y=7, animate=False)
         await _painted(pilot)
-        before = _panel_rows(app, panel)
+        before = panel_rows(app, panel)
         assert any(row.startswith("entry 05") for row in before), before
-        panel.add_entries(_entries(11, 2))
+        panel.add_entries(entries(11, 2))
         await until(lambda: panel.get_option_at_index(0).id == "E5", pilot)
         await _added(pilot, panel, 8)
-        assert _panel_rows(app, panel) == before
+        assert panel_rows(app, panel) == before
         assert panel.scroll_y == 1
 
 
@@ -168,7 +145,7 @@ async def test_a_refilled_panel_opens_at_its_newest_entries() -> None:
     app = One(panel)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        panel.set_entries(_entries(0, 10) + _entries(10, 10, goal_id="G2"))
+        panel.set_entries(entries(0, 10) + entries(10, 10, goal_id="G2"))
         await until(lambda: _at_end_showing_last(app, panel, 19), pilot)
         panel.scroll_to(y=0, animate=False)
         await _painted(pilot)

@@ -16,44 +16,23 @@ from typing import Any
 from textual.geometry import Size
 from textual.pilot import Pilot
 
-from soothe.engine.views import EvidenceView
 from soothe.widgets.evidence_panel import EvidencePanel
-from tests.app.real_harness import screen_text, until
+from tests.app.evidence_rows import SIZE, entries, panel_rows
+from tests.app.real_harness import until
 from tests.app.tiny_app import One
-
-SIZE = (40, 12)
-"""The panel fills the screen: 36 columns inside its border, 34 for an entry's text
-beside its padding, 33 once the scrollbar takes one."""
 
 HEADER = "tool     G1/S-01"
 
 
-def _entries(count: int) -> list[EvidenceView]:
-    # 34 characters: one line without the scrollbar, two beside it
-    return [
-        EvidenceView(
-            evidence_id=f"E{n}",
-            kind="tool",
-            summary=f"entry {n:02d} was read, a poem written.",
-            goal_id="G1",
-            step_id="S-01",
-        )
-        for n in range(count)
-    ]
-
-
 def _shown_entries(app: One, panel: EvidencePanel) -> list[list[str]]:
     """The entries the panel shows whole, each as its rows on the screen."""
-    region = panel.scrollable_content_region
-    lines = screen_text(app).splitlines()[region.y : region.bottom]
-    rows = [line[region.x : region.right].strip() for line in lines]
-    entries: list[list[str]] = []
-    for row in rows:
+    shown: list[list[str]] = []
+    for row in panel_rows(app, panel):
         if row.startswith("tool"):
-            entries.append([row])
-        elif entries:
-            entries[-1].append(row)
-    return entries[:-1]  # the last may be cut by the panel's bottom edge
+            shown.append([row])
+        elif shown:
+            shown[-1].append(row)
+    return shown[:-1]  # the last may be cut by the panel's bottom edge
 
 
 def _assert_every_line_shown(app: One, panel: EvidencePanel) -> None:
@@ -80,7 +59,7 @@ async def test_a_reopened_thread_shows_every_wrapped_line() -> None:
     app = One(panel)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        panel.set_entries(_entries(12))  # as the rebuild of a reopened thread does
+        panel.set_entries(entries(0, 12))  # as the rebuild of a reopened thread does
         await until(lambda: panel.show_vertical_scrollbar, pilot)
         await _painted(pilot)
         _assert_every_line_shown(app, panel)
@@ -91,7 +70,7 @@ async def test_entries_added_live_keep_every_wrapped_line_when_the_scrollbar_com
     app = One(panel)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        for entry in _entries(12):
+        for entry in entries(0, 12):
             panel.add_entries([entry])
             await pilot.pause()
         await until(lambda: panel.show_vertical_scrollbar, pilot)

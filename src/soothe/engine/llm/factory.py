@@ -31,7 +31,10 @@ def model_name_for(settings: ModelSettings, role: Role = "default") -> str:
 
 
 def http_timeout(seconds: float) -> httpx.Timeout:
-    """``seconds`` between bytes of a reply; a shorter cap on connecting."""
+    """``seconds`` between bytes of a reply; a shorter cap on connecting.
+
+    For the Ollama client only, which is built on ``httpx``; the OpenAI SDK gets a number.
+    """
     import httpx
 
     return httpx.Timeout(seconds, connect=min(seconds, CONNECT_TIMEOUT_CAP))
@@ -62,7 +65,9 @@ def build_chat_model(settings: ModelSettings, role: Role = "default") -> BaseCha
             base_url=settings.resolved_base_url(),
             api_key=settings.resolved_api_key() or NO_API_KEY,
             temperature=settings.temperature,
-            timeout=http_timeout(settings.timeout),
+            # A plain number of seconds: openai 2.x takes an httpx.Timeout, 3.x only an
+            # httpx2.Timeout (it moved to httpx2); both take a number.
+            timeout=float(settings.timeout),
             max_retries=0,  # ModelHub retries itself, only where a retry can help
             stream_usage=True,
         )

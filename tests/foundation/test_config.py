@@ -260,7 +260,17 @@ def test_config_show_through_the_cli(
     assert shown["model"]["api_key"] == "***"
     assert shown["loop"]["max_iterations"] == 5
     assert shown["storage"]["data_dir"] == str(isolated_env / "xdg-data" / "soothe")
-    assert set(shown) == {"model", "loop", "projection", "storage", "tools", "memory", "mcp", "ui"}
+    assert set(shown) == {
+        "model",
+        "loop",
+        "run",
+        "projection",
+        "storage",
+        "tools",
+        "memory",
+        "mcp",
+        "ui",
+    }
     assert SECRET not in out and SECRET not in err
     assert f"# from {path}" in err
 

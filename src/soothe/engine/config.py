@@ -74,6 +74,9 @@ class NumPredictSettings(_Section):
 
 CallRole = Literal["classify", "assess", "plan", "structured", "step", "final"]
 
+CALL_TIMEOUT_FACTOR = 5.0
+"""Without ``model.call_timeout`` one model call may take this many ``model.timeout``s."""
+
 SMALL_MODEL_BILLIONS = 3.0
 """Below this many parameters ``model.profile = "auto"`` picks the small profile."""
 
@@ -84,7 +87,15 @@ class ModelSettings(_Section):
     fast_name: str | None = Field(None, description="optional faster model for assess/classify")
     base_url: str | None = Field(None, description="server URL; else OLLAMA_HOST/OPENAI_BASE_URL")
     api_key: SecretStr | None = Field(None, description="OpenAI-compatible key (or OPENAI_API_KEY)")
-    timeout: float = Field(120.0, gt=0, description="seconds before a model request gives up")
+    timeout: float = Field(
+        120.0, gt=0, description="seconds a model request may wait for its next bytes"
+    )
+    call_timeout: float | None = Field(
+        None,
+        gt=0,
+        description="wall-clock seconds one model call may take in all, however slowly "
+        f"the server trickles (default: {CALL_TIMEOUT_FACTOR:g} x timeout)",
+    )
     temperature: float = Field(0.2, ge=0, le=2)
     num_ctx: int | None = Field(8192, ge=512, description="Ollama context window")
     structured_retries: int = Field(2, ge=0, le=5, description="re-asks after invalid JSON")
@@ -109,6 +120,23 @@ class ModelSettings(_Section):
     @property
     def display_name(self) -> str:
         return "demo model" if self.provider == "demo" else self.name
+
+    def resolved_call_timeout(self) -> float:
+        """The wall-clock cap of one model call: ``call_timeout``, else a multiple of
+        ``timeout`` (the wait for the first token plus a slow reply's generation)."""
+        if self.call_timeout is not None:
+            return float(self.call_timeout)
+        return CALL_TIMEOUT_FACTOR * float(self.timeout)
+
+
+class RunSettings(_Section):
+    """Bounds of one run (a request, a resume, a scheduled batch of goals). Past either
+    the run fails (``run.failed``) and its goals are suspended, to be resumed."""
+
+    deadline: float = Field(
+        3600.0, ge=0, description="wall-clock seconds a run may take (0: no deadline)"
+    )
+    max_model_calls: int = Field(400, ge=0, description="model calls a run may make (0: no cap)")
 
 
 class LoopSettings(_Section):
@@ -222,6 +250,7 @@ class Settings(BaseSettings):
 
     model: ModelSettings = Field(default_factory=ModelSettings)
     loop: LoopSettings = Field(default_factory=LoopSettings)
+    run: RunSettings = Field(default_factory=RunSettings)
     projection: ProjectionSettings = Field(default_factory=ProjectionSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)
     tools: ToolSettings = Field(default_factory=ToolSettings)

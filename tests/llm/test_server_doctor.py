@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from soothe.engine.config import ModelSettings, Settings, StorageSettings
-from soothe.engine.llm.doctor import run_doctor
+from soothe.engine.llm.doctor import PROBE_PROMPT, run_doctor
 from soothe.engine.llm.errors import ModelErrorKind
 from soothe.engine.llm.server import check_server
-from tests.fakes import FakeOllamaModel, FakeOllamaServer, FakeOpenAIServer
+from tests.fakes import FakeHTTPError, FakeOllamaModel, FakeOllamaServer, FakeOpenAIServer
 
 
 def make_settings(tmp_path: Path, **model: object) -> Settings:
@@ -42,6 +42,7 @@ async def test_check_server_reports_version_models_and_tools(fake_ollama: FakeOl
 def test_doctor_model_present(
     fake_ollama: FakeOllamaServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    fake_ollama.extend(["ok"])
     code, out = doctor(make_settings(tmp_path, name="llama3.2", base_url=fake_ollama.url), capsys)
     assert code == 0
     lines = out.splitlines()
@@ -52,7 +53,11 @@ def test_doctor_model_present(
     assert "  tool calls   supported" in lines
     assert any(line.startswith("  config file  none, using defaults") for line in lines)
     assert any(line.startswith("  data dir") and "will be created" in line for line in lines)
+    assert any(line.startswith("  chat call    llama3.2 answered in") for line in lines)
     assert lines[-1] == "ok: soothe can run with llama3.2"
+    (call,) = fake_ollama.chat_requests()  # one real call, through the client a run uses
+    assert call["messages"][-1]["content"] == PROBE_PROMPT
+    assert call["options"]["num_predict"] > 0
 
 
 def test_doctor_model_missing(
@@ -94,6 +99,7 @@ def test_doctor_uses_ollama_host(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{fake_ollama.port}")
+    fake_ollama.extend(["ok"])
     code, out = doctor(make_settings(tmp_path, name="llama3.2"), capsys)
     assert code == 0
     assert f"base URL     http://127.0.0.1:{fake_ollama.port}" in out
@@ -111,11 +117,14 @@ def test_doctor_openai_compatible(
     fake_openai: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     base = f"{fake_openai.url}/v1"
+    fake_openai.extend(["ok"])
     code, out = doctor(
         make_settings(tmp_path, provider="openai", name="llama3.2", base_url=base), capsys
     )
     assert code == 0
     assert "  model        llama3.2 (present)" in out
+    assert "  chat call    llama3.2 answered in" in out
+    assert len(fake_openai.chat_requests()) == 1
     code, out = doctor(
         make_settings(tmp_path, provider="openai", name="gpt-9", base_url=base), capsys
     )
@@ -152,6 +161,29 @@ def test_doctor_unwritable_data_dir(
 async def test_doctor_runs_inside_an_event_loop(
     fake_ollama: FakeOllamaServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    fake_ollama.extend(["ok"])
     code, out = doctor(make_settings(tmp_path, name="llama3.2", base_url=fake_ollama.url), capsys)
     assert code == 0
     assert "ok:" in out
+
+
+@pytest.mark.parametrize("provider", ["ollama", "openai"])
+def test_doctor_fails_when_the_model_cannot_answer(
+    fake_ollama: FakeOllamaServer,
+    fake_openai: FakeOpenAIServer,
+    provider: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The server lists the model, but a chat call fails: doctor says so (it said ok)."""
+    fake = fake_ollama if provider == "ollama" else fake_openai
+    fake.extend([FakeHTTPError(500, "llama runner process has terminated: signal: killed")])
+    base = fake.url if provider == "ollama" else f"{fake.url}/v1"
+    settings = make_settings(tmp_path, provider=provider, name="llama3.2", base_url=base)
+    code, out = doctor(settings, capsys)
+    assert code == 1
+    assert "  chat call    llama3.2 FAILED" in out
+    problem = next(line for line in out.splitlines() if line.startswith("problem:"))
+    assert problem.startswith("problem: a chat call failed: ")
+    assert "ok:" not in out
+    assert len(fake.chat_requests()) == 1  # one try: a report does not retry

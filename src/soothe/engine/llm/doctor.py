@@ -1,6 +1,10 @@
 """``soothe doctor``: can the app work with this config? Prints a short aligned report.
 
-Exit code 0 when usable, 1 when not (with the fix in words).
+Exit code 0 when usable, 1 when not (with the fix in words). Besides asking the server
+about itself, it makes one real chat call per model through the client a run uses
+(``ModelHub``): a server that lists the model but cannot answer, or a client library
+that no longer works with our arguments (openai 3.x refused an ``httpx.Timeout``),
+fails here too.
 """
 
 from __future__ import annotations
@@ -9,11 +13,13 @@ import asyncio
 import os
 import sys
 import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Literal, TextIO
 
 from soothe.engine.config import SMALL_MODEL_BILLIONS, Settings, default_config_path
-from soothe.engine.llm.errors import ModelErrorKind
+from soothe.engine.llm.errors import LLMError, ModelErrorKind
 from soothe.engine.llm.server import ServerStatus, check_server
 
 __all__ = ["doctor_report", "format_report", "run_doctor"]
@@ -41,8 +47,55 @@ def _data_dir_state(path: Path) -> tuple[str, bool]:
     return f"cannot be created ({parent} is not writable)", False
 
 
-def format_report(settings: Settings, status: ServerStatus) -> tuple[int, list[str]]:
-    """The report lines and the exit code for ``status``."""
+PROBE_PROMPT = "Reply with the single word: ok"
+
+
+@dataclass(frozen=True)
+class CallCheck:
+    """One real chat call to a model: how long it took, or how it failed."""
+
+    model: str
+    seconds: float
+    error: LLMError | None = None
+
+    @property
+    def row(self) -> str:
+        if self.error is None:
+            return f"{self.model} answered in {self.seconds:.1f} s"
+        return f"{self.model} FAILED"
+
+
+async def check_calls(settings: Settings) -> list[CallCheck]:
+    """One short call per configured model (default, then fast when it differs), through
+    the ``ModelHub`` a run uses, so the same client, arguments and error mapping."""
+    from langchain_core.messages import HumanMessage
+
+    from soothe.engine.llm.hub import ModelHub
+
+    hub = ModelHub(settings.model)
+    hub.transport_retries = 0  # a report, not a run: say what the first try got
+    roles: list[Literal["default", "fast"]] = ["default"]
+    if hub.model_name("fast") != hub.model_name("default"):
+        roles.append("fast")
+    checks = []
+    try:
+        for role in roles:
+            started = time.monotonic()
+            error: LLMError | None = None
+            try:
+                await hub.stream_text([HumanMessage(PROBE_PROMPT)], role=role, purpose="assess")
+            except LLMError as exc:
+                error = exc
+            checks.append(CallCheck(hub.model_name(role), time.monotonic() - started, error))
+    finally:
+        await hub.aclose()
+    return checks
+
+
+def format_report(
+    settings: Settings, status: ServerStatus, calls: list[CallCheck] | None = None
+) -> tuple[int, list[str]]:
+    """The report lines and the exit code for ``status`` and the ``calls`` made."""
     lines = ["soothe doctor"]
     if settings.config_file is not None:
         lines.append(_row("config file", str(settings.config_file)))
@@ -82,6 +135,10 @@ def format_report(settings: Settings, status: ServerStatus) -> tuple[int, list[s
         lines += _size_rows(settings, status)
         if status.error:
             problems.append((status.error, status.fix or ""))
+    for call in calls or []:
+        lines.append(_row("chat call", call.row))
+        if call.error is not None:
+            problems.append((f"a chat call failed: {call.error.message}", ""))
     if not dir_ok:
         problems.append(
             (f"data dir {data_dir} {dir_state}", "set storage.data_dir to a writable directory")
@@ -141,7 +198,9 @@ def _presence(present: bool | None) -> str:
 
 async def doctor_report(settings: Settings) -> tuple[int, list[str]]:
     status = await check_server(settings.model)
-    return format_report(settings, status)
+    # A call only tells something new once the server says the model is there.
+    calls = await check_calls(settings) if status.ok else []
+    return format_report(settings, status, calls)
 
 
 def run_doctor(settings: Settings, out: TextIO | None = None) -> int:

@@ -58,6 +58,7 @@ def build_chat_model(settings: ModelSettings, role: Role = "default") -> BaseCha
             client_kwargs={"timeout": http_timeout(settings.timeout)},
         )
     if settings.provider == "openai":
+        import openai
         from langchain_openai import ChatOpenAI
 
         return ChatOpenAI(
@@ -68,6 +69,12 @@ def build_chat_model(settings: ModelSettings, role: Role = "default") -> BaseCha
             # A plain number of seconds: openai 2.x takes an httpx.Timeout, 3.x only an
             # httpx2.Timeout (it moved to httpx2); both take a number.
             timeout=float(settings.timeout),
+            # Our own HTTP client (the SDK's default class, httpx or httpx2 by version),
+            # closed by ModelHub.aclose. With a number for a timeout, langchain-openai
+            # would share one cached client across the process, and a second event loop
+            # (doctor's thread, a second run in one process) then failed every call with
+            # "Event loop is closed".
+            http_async_client=openai.DefaultAsyncHttpxClient(timeout=float(settings.timeout)),
             max_retries=0,  # ModelHub retries itself, only where a retry can help
             stream_usage=True,
         )

@@ -247,13 +247,17 @@ class ModelHub:
         self._models = dict(self._given)
 
     async def aclose(self) -> None:
-        """Close the HTTP clients of the Ollama models built here."""
+        """Close the HTTP clients of the models built here (Ollama's, and the one the
+        factory gives an OpenAI-compatible model)."""
         for model in self._models.values():
-            client = getattr(model, "_async_client", None)
-            inner = getattr(client, "_client", None)
-            if inner is not None and hasattr(inner, "aclose"):
-                with contextlib.suppress(Exception):
-                    await inner.aclose()
+            ollama_client = getattr(model, "_async_client", None)
+            for inner in (
+                getattr(ollama_client, "_client", None),
+                getattr(model, "http_async_client", None),
+            ):
+                if inner is not None and hasattr(inner, "aclose"):
+                    with contextlib.suppress(Exception):
+                        await inner.aclose()
 
     # --- calls -----------------------------------------------------------------------------
 

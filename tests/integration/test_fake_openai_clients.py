@@ -25,6 +25,7 @@ from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
+from soothe.engine.llm.errors import ModelErrorKind, map_error
 from tests.fakes import FakeHTTPError, FakeOpenAIServer, FakeReply
 
 
@@ -178,13 +179,18 @@ async def test_mid_stream_error_is_a_plain_api_error(keyed_openai: FakeOpenAISer
 
 
 async def test_dropped_connection(keyed_openai: FakeOpenAIServer) -> None:
+    """openai 3.x raises APIConnectionError; 2.x lets httpx's RemoteProtocolError out of
+    the stream. Both are a dropped stream to us (retryable, mid_stream)."""
     keyed_openai.extend([FakeReply(text="partial answer", drop=True)])
     pieces: list[str] = []
-    with pytest.raises(openai.APIConnectionError) as info:
+    with pytest.raises((openai.APIConnectionError, httpx.RemoteProtocolError)) as info:
         async for chunk in chat(keyed_openai).astream("x"):
             pieces.append(chunk.content)
     assert "".join(pieces) == "partial answer"
-    assert isinstance(info.value, ModelConnectionError)
+    if openai.__version__.startswith("3."):
+        assert isinstance(info.value, ModelConnectionError)
+    err = map_error(info.value, provider="openai", base_url=keyed_openai.url, model="m")
+    assert (err.kind, err.retryable) == (ModelErrorKind.mid_stream, True)
 
 
 async def test_timeout(keyed_openai: FakeOpenAIServer) -> None:

@@ -69,11 +69,13 @@ def _mod(name: str) -> object | None:
 
 
 def _isinstance(exc: BaseException, module: str, *names: str) -> bool:
-    mod = _mod(module)
-    if mod is None:
-        return False
-    classes = tuple(c for n in names if isinstance(c := getattr(mod, n, None), type))
-    return bool(classes) and isinstance(exc, classes)
+    # openai 3.x is built on httpx2, which has the same exception names as httpx.
+    modules = (module, "httpx2") if module == "httpx" else (module,)
+    for mod in filter(None, map(_mod, modules)):
+        classes = tuple(c for n in names if isinstance(c := getattr(mod, n, None), type))
+        if classes and isinstance(exc, classes):
+            return True
+    return False
 
 
 def _server(provider: str) -> str:
@@ -233,9 +235,14 @@ def map_error(
     if _isinstance(exc, "openai", "APIConnectionError") or _isinstance(
         exc, "langchain_core.exceptions", "ModelConnectionError"
     ):
+        # langchain-openai wraps the SDK's error, which wraps the transport's: walk the chain.
         cause = exc.__cause__ or exc.__context__
-        if cause is not None and _is_dropped(cause):
-            return _dropped(model)
+        for _ in range(5):
+            if cause is None:
+                break
+            if _is_dropped(cause):
+                return _dropped(model)
+            cause = cause.__cause__ or cause.__context__
         return _unreachable(provider, base_url)
     if _isinstance(exc, "openai", "LengthFinishReasonError"):
         return LLMError(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import sys
 from typing import Any
 
@@ -135,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         args = build_sub_parser(command).parse_args(rest)
     else:
         args = build_parser().parse_args(argv)
+    _setup_logging(args.debug)
     from soothe.engine.config_file import ConfigError, FrameConfig
 
     settings: Any
@@ -165,6 +167,41 @@ def main(argv: list[str] | None = None) -> int:
             return error(str(exc))
         problem = _storage_problem(exc, settings)
         return error(problem or f"{type(exc).__name__}: {exc} (run with --debug for details)")
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to ``sys.stderr`` as it is when a record comes (the app and the tests
+    replace it), like Python's last-resort handler."""
+
+    soothe_cli = True
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+def _setup_logging(debug: bool) -> None:
+    """Log records on stderr as Python shows them without a handler (warnings and up,
+    the message alone), except that an exception the engine caught and logged (a failed
+    transcript write on a full disk, a listener that raised) shows no traceback: the
+    command's own ``error:`` line reports what matters. ``--debug`` shows everything."""
+    root = logging.getLogger()
+    if any(getattr(h, "soothe_cli", False) for h in root.handlers):
+        return
+    handler = _StderrHandler()
+    if debug:
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    else:
+        handler.setLevel(logging.WARNING)
+        handler.addFilter(lambda record: record.exc_info is None)
+    root.addHandler(handler)
 
 
 class ThreadNotFound(LookupError):
@@ -213,10 +250,10 @@ def _storage_problem(exc: Exception, settings: Any) -> str | None:
     import sqlite3
 
     from soothe.engine.context.errors import StoreError
-    from soothe.engine.session import _storage_message
+    from soothe.engine.storage_errors import storage_problem
 
     if isinstance(exc, StoreError | sqlite3.DatabaseError) and hasattr(settings, "storage"):
-        return _storage_message(settings.storage.db_path, exc)
+        return storage_problem(exc, settings.storage.db_path)
     return None
 
 

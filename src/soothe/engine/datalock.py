@@ -20,8 +20,18 @@ class DataDirLock:
         self._file: IO[str] | None = None
 
     def acquire(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until release
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until release
+        except OSError as exc:
+            from soothe.engine.storage_errors import StorageError
+
+            target = self.path.parent if not self.path.parent.is_dir() else self.path
+            raise StorageError(
+                f"cannot use the data dir {self.path.parent}: {target}: "
+                f"{exc.strerror or exc}; pass --data-dir to use another one",
+                target,
+            ) from exc
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

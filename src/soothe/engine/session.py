@@ -27,6 +27,7 @@ from soothe.engine.interact import InteractBroker
 from soothe.engine.llm.profile import DEFAULT_PROFILE, ModelProfile
 from soothe.engine.outcome import RunOutcome
 from soothe.engine.session_goals import SessionGoals
+from soothe.engine.storage_errors import StorageError, storage_message
 from soothe.engine.views import ThreadSnapshot, ThreadView
 
 if TYPE_CHECKING:
@@ -41,10 +42,6 @@ if TYPE_CHECKING:
     from soothe.engine.runner import SootheRunner
 
 ProviderStatus = Literal["unknown", "reachable", "unreachable", "demo"]
-
-
-class StorageError(RuntimeError):
-    """The database could not be opened; the message says which file and what to do."""
 
 
 class Session(SessionGoals):
@@ -142,14 +139,62 @@ class Session(SessionGoals):
         from soothe.engine.context import ContextEngine
         from soothe.engine.memory import memory_for
 
-        self.context = await ContextEngine.open(await self._store_location())
+        location = await self._store_location()
+        try:
+            self.context = await ContextEngine.open(location)
+        except Exception as exc:
+            await self._close_pool()
+            if isinstance(exc, StorageError) and not isinstance(location, str | Path):
+                raise
+            raise StorageError(_storage_message(location, exc), str(location)) from exc
         self.memory = memory_for(self.context, cross_thread=self.settings.memory.cross_thread)
         self._storage_only = True
 
     async def start(self) -> None:
+        """Open the stores, recover, build the engine. A start that fails closes what it
+        had opened (their threads would keep the process alive) and releases the lock;
+        a store that cannot be used raises StorageError naming that file."""
         if self._started:
             return
-        import aiosqlite
+        try:
+            await self._start()
+        except BaseException:
+            await self._abort_start()
+            raise
+
+    async def _abort_start(self) -> None:
+        if self._started:  # e.g. an unknown --thread: everything is open, close it all
+            with contextlib.suppress(Exception):
+                await self.close()
+            return
+        if self.recorder is not None:
+            self._unlisten_recorder()
+            with contextlib.suppress(Exception):
+                await self.recorder.close()
+            self.recorder = None
+        if self.mcp is not None:
+            with contextlib.suppress(Exception):
+                await self.mcp.aclose()
+            self.mcp = None
+        if getattr(self, "hub", None) is not None:
+            with contextlib.suppress(Exception):
+                await self.hub.aclose()
+        if getattr(self, "context", None) is not None:
+            with contextlib.suppress(Exception):
+                await self.context.close()
+        if self._checkpoint_conn is not None:
+            with contextlib.suppress(Exception):
+                await self._checkpoint_conn.close()
+            self._checkpoint_conn = None
+        if self._journal is not None:
+            with contextlib.suppress(Exception):
+                self._journal.close()
+            self._journal = None
+        with contextlib.suppress(Exception):
+            await self._close_pool()
+        self._release_lock()
+
+    async def _start(self) -> None:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
         from soothe.engine.agent.core import CoreAgent
@@ -183,9 +228,10 @@ class Session(SessionGoals):
                 projection=settings.projection,
                 max_parallel_goals=settings.loop.max_parallel_goals,
             )
+        except StorageError:
+            raise
         except Exception as exc:
-            self._release_lock()
-            raise StorageError(_storage_message(db_path, exc)) from exc
+            raise StorageError(_storage_message(db_path, exc), db_path) from exc
         try:  # before recover(): a start refused here changes nothing
             checkpointer: Any
             if postgres:
@@ -201,18 +247,19 @@ class Session(SessionGoals):
                             raise
                         await asyncio.sleep(0.5 + attempt)
             else:
-                self._checkpoint_conn = await aiosqlite.connect(str(checkpoint_path))
+                from soothe.engine.context.store import connect
+
+                self._checkpoint_conn = await connect(str(checkpoint_path))
                 if str(checkpoint_path) != ":memory:":
                     await self._checkpoint_conn.execute("PRAGMA journal_mode=WAL")
                 checkpointer = AsyncSqliteSaver(self._checkpoint_conn)
                 await checkpointer.setup()
         except Exception as exc:
-            if self._checkpoint_conn is not None:
-                await self._checkpoint_conn.close()
-                self._checkpoint_conn = None
-            await self.context.close()
-            self._release_lock()
-            raise StorageError(_storage_message(checkpoint_path, exc)) from exc
+            raise StorageError(_storage_message(checkpoint_path, exc), checkpoint_path) from exc
+        # The journal of file changes: opened before recover() too (StorageError naming
+        # journal.db when it cannot be used).
+        journal = Journal(":memory:" if str(db_path) == ":memory:" else data_dir / "journal.db")
+        self._journal = journal
         if not postgres:  # on PostgreSQL an expired lease hands a goal on (queue.py)
             await self.context.recover()
         from soothe.engine.context.transcript import TranscriptRecorder
@@ -232,9 +279,7 @@ class Session(SessionGoals):
 
         self.mcp = McpManager(settings.mcp, bus=self.bus, reserved=set(TOOLS))
         tools = ToolContextFactory(settings, broker=self.broker, bus=self.bus, mcp=self.mcp)
-        journal = Journal(":memory:" if str(db_path) == ":memory:" else data_dir / "journal.db")
         # Each step's graph checkpoints in the loop's database, under its own thread.
-        self._journal = journal
         agent = CoreAgent(
             self.hub, tools, settings, self.bus, checkpointer=checkpointer, journal=journal
         )
@@ -624,9 +669,4 @@ class Session(SessionGoals):
             await self.refresh_provider_status()
 
 
-def _storage_message(path: str | Path, exc: BaseException) -> str:
-    detail = " ".join(str(exc).split()).removeprefix(f"{path}: ")[:160]
-    return (
-        f"cannot open the database {path}: {detail}. The file was left untouched; "
-        "move it away (or pass --data-dir) to start fresh."
-    )
+_storage_message = storage_message  # the name the CLI used

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import sqlite3
 import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import IO, Any
@@ -120,6 +121,7 @@ class Answerer:
 async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str]) -> int:
     from soothe.engine.session import Session
 
+    _sigterm_as_interrupt(seen)
     stdout, stderr = sys.stdout, sys.stderr
     show_progress = stderr.isatty() and not args.json
     session = Session(settings, thread_id=args.thread)
@@ -315,13 +317,51 @@ def run_headless(settings: Settings, args: argparse.Namespace) -> int:
         # The runner has suspended the active goals and the loop checkpoints are on disk.
         thread = seen["thread"]
         hint = f"; resume with: soothe --thread {thread} -p ''" if thread else ""
+        if seen.get("signal") == "terminated":  # SIGTERM: the same stop, exit 128 + 15
+            return _fail(args, f"terminated{hint}", 143, kind="interrupted", thread=thread)
         return _fail(args, f"interrupted{hint}", 130, kind="interrupted", thread=thread)
     except LLMError as exc:
         return _fail(args, exc.message, kind=str(exc.kind))
     except (StorageError, DataDirBusy) as exc:
         return _fail(args, str(exc), kind="storage")
+    except sqlite3.Error as exc:  # a write failed mid-run (a full disk): which file, why
+        from soothe.engine.storage_errors import storage_problem
+
+        problem = storage_problem(exc, settings.storage.db_path)
+        return _fail(args, problem, kind="storage", thread=seen["thread"])
     except LookupError as exc:
         return _fail(args, str(exc).strip(chr(39)), kind="not_found")
+    finally:
+        _restore_sigterm(seen)
+
+
+def _sigterm_as_interrupt(seen: dict[str, str]) -> None:
+    """SIGTERM stops the run the way Ctrl+C does: it calls the SIGINT handler
+    ``asyncio.run`` installed (cancel the run, so its steps are suspended and the goal
+    can be resumed; a second signal stops at once), and ``seen`` remembers it for the
+    exit code (143)."""
+    import signal
+
+    on_interrupt = signal.getsignal(signal.SIGINT)
+    if not callable(on_interrupt) or on_interrupt is signal.default_int_handler:
+        return  # not the event loop's (asyncio.run off the main thread): leave SIGTERM be
+
+    def on_terminate(signum: int, frame: Any) -> None:
+        seen["signal"] = "terminated"
+        on_interrupt(signal.SIGINT, frame)
+
+    previous = signal.signal(signal.SIGTERM, on_terminate)
+    _previous_sigterm.append(previous)
+
+
+_previous_sigterm: list[Any] = []
+
+
+def _restore_sigterm(seen: dict[str, str]) -> None:
+    import signal
+
+    while _previous_sigterm:
+        signal.signal(signal.SIGTERM, _previous_sigterm.pop())
 
 
 def _fail(

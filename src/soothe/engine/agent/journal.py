@@ -108,14 +108,25 @@ def file_state(path: Path) -> tuple[bytes | None, int | None]:
 
 class Journal:
     def __init__(self, path: str | Path) -> None:
+        """Open (or create) the journal; StorageError naming the file when it cannot be
+        used (corrupt, a directory, unreachable, a full disk)."""
         self.path = Path(path) if str(path) != ":memory:" else None
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(SCHEMA)
+        db: sqlite3.Connection | None = None
+        try:
+            if self.path is not None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.executescript(SCHEMA)
+        except (sqlite3.Error, OSError) as exc:
+            if db is not None:
+                db.close()
+            from soothe.engine.storage_errors import StorageError, storage_message
+
+            raise StorageError(storage_message(path, exc), path) from exc
+        self._db = db
 
     def close(self) -> None:
         with self._lock:

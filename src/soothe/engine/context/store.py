@@ -13,6 +13,7 @@ keep tables in the same file track their own versions in ``module_versions`` (se
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
@@ -315,6 +316,19 @@ async def _refuse_foreign(db: aiosqlite.Connection, path: str) -> None:
             raise StoreError(f"{path}: not a soothe database (it has other tables: {shown})")
 
 
+async def connect(location: str, **kwargs: Any) -> aiosqlite.Connection:
+    """``aiosqlite.connect``, but a file that cannot be opened (a directory in its place,
+    no permission) ends its worker thread before the error is raised: aiosqlite queues
+    the thread's stop without waiting for it, and a thread that answers after the event
+    loop closed prints a traceback (``call_soon_threadsafe`` on a closed loop)."""
+    pending = aiosqlite.connect(location, **kwargs)
+    try:
+        return await pending
+    except Exception:
+        await asyncio.to_thread(pending._thread.join, 5.0)
+        raise
+
+
 class Store:
     dialect = "sqlite"
 
@@ -328,7 +342,7 @@ class Store:
         if location != ":memory:":
             Path(location).expanduser().parent.mkdir(parents=True, exist_ok=True)
             location = str(Path(location).expanduser())
-        db = await aiosqlite.connect(location, isolation_level=None)
+        db = await connect(location, isolation_level=None)
         try:
             await db.execute("PRAGMA busy_timeout = 5000")
             await _refuse_foreign(db, location)  # before WAL mode rewrites the header

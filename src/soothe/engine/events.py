@@ -11,7 +11,17 @@ import itertools
 import time
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    model_serializer,
+    model_validator,
+)
+
+from soothe.engine.bytesafe import escape_in
 
 _SEQ = itertools.count(1)
 
@@ -53,6 +63,19 @@ class EventBase(BaseModel):
     @property
     def is_token(self) -> bool:
         return False
+
+    # Text in events is Unicode: a lone surrogate (a file name's undecodable byte, a
+    # model's "\\ud800") is written out on the way in (the screen gets it escaped) and
+    # again on the way out (a nested model or a later change), so dumping an event,
+    # --json above all, never fails on one (bytesafe).
+    @model_validator(mode="before")
+    @classmethod
+    def _escape_surrogates(cls, data: Any) -> Any:
+        return escape_in(data)
+
+    @model_serializer(mode="wrap")
+    def _escaped_dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return escape_in(handler(self))
 
 
 # --- runs -------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from soothe.engine.bytesafe import escape
 from soothe.engine.bus import EventBus
 from soothe.engine.config import Settings
 from soothe.engine.events import (
@@ -475,6 +476,9 @@ class Session(SessionGoals):
 
     async def run(self, text: str, *, autonomous: bool = False) -> RunOutcome:
         """One request; its events are on ``bus``; cancelling interrupts it."""
+        # Bytes in argv that are not UTF-8 arrive as lone surrogates: written out here
+        # (bytesafe), or the prompt, the events and the store would refuse them.
+        text = escape(text)
         with self._tracked():
             thread_id = await self.ensure_thread(text)
             return await self.runner.run(text, thread_id, autonomous=autonomous)

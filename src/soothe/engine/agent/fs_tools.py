@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from soothe.engine.agent.workspace import ToolError, Workspace
+from soothe.engine.atomic import write_atomic
+from soothe.engine.bytesafe import escape
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _SNIFF_BYTES = 8192
@@ -46,7 +48,7 @@ def _open_read(target: Path) -> BinaryIO:
     try:
         fd = os.open(target, os.O_RDONLY | _NOFOLLOW)
     except OSError as exc:
-        raise ToolError(f"{target.name}: cannot open ({exc.strerror})") from None
+        raise ToolError(f"{escape(target.name)}: cannot open ({exc.strerror})") from None
     return os.fdopen(fd, "rb")
 
 
@@ -134,16 +136,17 @@ def list_dir(ws: Workspace, path: str, max_entries: int = 300) -> str:
         raise ToolError(f"{ws.rel(target)}: cannot list ({exc.strerror})") from None
     lines = []
     for entry in entries[:max_entries]:
+        name = escape(entry.name)
         if entry.is_symlink():
-            lines.append(f"{entry.name}@")
+            lines.append(f"{name}@")
         elif entry.is_dir(follow_symlinks=False):
-            lines.append(f"{entry.name}/")
+            lines.append(f"{name}/")
         else:
             try:
                 size = entry.stat(follow_symlinks=False).st_size
             except OSError:
                 size = 0
-            lines.append(f"{entry.name}  ({size} bytes)")
+            lines.append(f"{name}  ({size} bytes)")
     if len(entries) > max_entries:
         lines.append(f"… and {len(entries) - max_entries} more entries")
     header = f"{ws.rel(target)}: {len(entries)} entries"
@@ -299,18 +302,26 @@ def check_write(ws: Workspace, path: str) -> tuple[Path, bool]:
     return target, False
 
 
+def other_links(target: Path) -> int:
+    """How many other hard links the file at ``target`` has (0 when it has none or is
+    absent). A write replaces the file, so those keep the old content."""
+    try:
+        return max(0, os.stat(target, follow_symlinks=False).st_nlink - 1)
+    except OSError:
+        return 0
+
+
 def write_text(ws: Workspace, target: Path, content: str) -> int:
-    """Write through a no-follow open of the checked path; returns bytes written."""
+    """Replace the checked path with ``content`` (``atomic.write_atomic``: a temp file
+    renamed over it, never written through a link); returns the bytes written."""
     target.parent.mkdir(parents=True, exist_ok=True)
     if not ws.contains(target.parent.resolve()):
         raise ToolError(f"{ws.rel(target)}: parent directory left the workspace; refused")
-    data = content.encode("utf-8")
+    data = escape(content).encode("utf-8")
     try:
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o644)
+        write_atomic(target, data)
     except OSError as exc:
-        raise ToolError(f"{ws.rel(target)}: cannot write ({exc.strerror})") from None
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
+        raise ToolError(f"{ws.rel(target)}: cannot write ({exc.strerror or exc})") from None
     return len(data)
 
 

@@ -29,6 +29,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+from soothe.engine.atomic import write_atomic
+from soothe.engine.bytesafe import escape, has_surrogates
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -150,8 +153,8 @@ class Journal:
                     key.step_id,
                     key.call_id,
                     tool,
-                    str(path) if path is not None else None,
-                    command,
+                    _path_column(path) if path is not None else None,
+                    escape(command) if command is not None else None,
                     int(prev is not None),
                     prev,
                     mode,
@@ -165,12 +168,12 @@ class Journal:
             row = self._db.execute("SELECT path FROM entries WHERE id=?", (entry_id,)).fetchone()
         new_sha = new_mode = None
         if row and row[0]:
-            data, new_mode = file_state(Path(row[0]))
+            data, new_mode = file_state(Path(os.fsdecode(row[0])))
             new_sha = sha(data) if data is not None else None
         with self._lock:
             self._db.execute(
                 "UPDATE entries SET state=?, output=?, new_sha=?, new_mode=? WHERE id=?",
-                ("finished" if ok else "failed", output, new_sha, new_mode, entry_id),
+                ("finished" if ok else "failed", escape(output), new_sha, new_mode, entry_id),
             )
 
     def record_output(self, key: CallKey, output: str, ok: bool) -> None:
@@ -179,7 +182,7 @@ class Journal:
             self._db.execute(
                 "UPDATE entries SET output=? WHERE thread_id=? AND goal_id IS ? AND step_id IS ?"
                 " AND call_id=? AND state!='started'",
-                (output, key.thread_id, key.goal_id, key.step_id, key.call_id),
+                (escape(output), key.thread_id, key.goal_id, key.step_id, key.call_id),
             )
 
     # --- reading --------------------------------------------------------------------------
@@ -197,6 +200,8 @@ class Journal:
         for r in rows:
             values = dict(zip(names, r, strict=True))
             values["existed"], values["undone"] = bool(values["existed"]), bool(values["undone"])
+            if isinstance(values["path"], bytes):  # a name that is not UTF-8 (_path_column)
+                values["path"] = os.fsdecode(values["path"])
             out.append(Entry(**values))
         return out
 
@@ -251,16 +256,20 @@ def recording(tool: str, *, path: Path | None = None, command: str | None = None
 
 
 def restore(path: Path, entry: Entry) -> None:
-    """Put a file back as the entry found it: its bytes and mode, or absent."""
+    """Put a file back as the entry found it: its bytes and mode, or absent. Written as
+    the tools write (``atomic.write_atomic``): atomic, never through a link."""
     if not entry.existed:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
         return
-    tmp = path.with_name(f".{path.name}.soothe-undo")
-    tmp.write_bytes(entry.prev or b"")
-    if entry.prev_mode is not None:
-        os.chmod(tmp, entry.prev_mode)
-    os.replace(tmp, path)
+    write_atomic(path, entry.prev or b"", mode=entry.prev_mode)
+
+
+def _path_column(path: Path) -> str | bytes:
+    """The path as stored: text, or its bytes when its name is not UTF-8 (SQLite
+    refuses such text; the bytes come back exact, see ``_rows``)."""
+    text = str(path)
+    return text if not has_surrogates(text) else os.fsencode(path)
 
 
 def prune_thread(checkpoint_path: str | Path, data_dir: Path, thread_id: str) -> None:

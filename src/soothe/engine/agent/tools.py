@@ -239,10 +239,19 @@ async def _write_file(ctx: ToolContext, a: WriteFileArgs) -> str:
     rel = ctx.ws.rel(target)
     await require_approval(ctx, "write_file", {"path": rel, "content": a.content}, rel)
     target, existed = fs_tools.check_write(ctx.ws, a.path)
+    links = fs_tools.other_links(target)
     with journal.recording("write_file", path=target):
         written = fs_tools.write_text(ctx.ws, target, a.content)
     what = "replaced the existing file" if existed else "new file"
-    return f"wrote {written} bytes to {rel} ({what})"
+    return f"wrote {written} bytes to {rel} ({what}){_links_note(links)}"
+
+
+def _links_note(links: int) -> str:
+    """What a write did to a file with other hard links: replaced it, not written through."""
+    if not links:
+        return ""
+    other = "1 other hard link keeps" if links == 1 else f"{links} other hard links keep"
+    return f"; it was a hard link: replaced by a new file, its {other} the old content"
 
 
 async def _edit_file(ctx: ToolContext, a: EditFileArgs) -> str:
@@ -251,9 +260,10 @@ async def _edit_file(ctx: ToolContext, a: EditFileArgs) -> str:
     await require_approval(ctx, "edit_file", {"path": rel, "old": a.old, "new": a.new}, rel)
     # Checked again: the file may have changed while the user was deciding.
     target, text, summary = fs_tools.plan_edit(ctx.ws, a.path, a.old, a.new)
+    links = fs_tools.other_links(target)
     with journal.recording("edit_file", path=target):
         fs_tools.write_text(ctx.ws, target, text)
-    return summary
+    return summary + _links_note(links)
 
 
 async def _run_shell(ctx: ToolContext, a: RunShellArgs) -> str:

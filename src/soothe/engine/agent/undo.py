@@ -6,7 +6,8 @@ newest first. ``apply_undo`` restores each file's previous bytes and mode (or re
 file the agent created), but refuses a file whose current content is not what the agent
 wrote (someone changed it since) unless ``force``; an older change of a refused file is
 refused too, so a file is never put back past someone else's edit. run_shell entries are
-reported as commands that cannot be undone.
+reported as commands that cannot be undone. Paths in reports are shown escaped
+(``bytesafe``); a restore is an atomic replace (``journal.restore``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from soothe.engine.agent.journal import Entry, Journal, file_state, restore, sha
+from soothe.engine.bytesafe import escape
 
 FILE_TOOLS = frozenset({"write_file", "edit_file"})
 
@@ -50,17 +52,18 @@ def apply_undo(journal: Journal, entries: list[Entry], *, force: bool = False) -
             continue
         assert entry.path is not None
         path = Path(entry.path)
+        shown = escape(entry.path)
         if entry.path in blocked:
-            report.refused.append((entry.path, "a newer change to it was not undone"))
+            report.refused.append((shown, "a newer change to it was not undone"))
             continue
         why = None if force else changed_since(entry, path)
         if why is not None:
             blocked.add(entry.path)
-            report.refused.append((entry.path, why))
+            report.refused.append((shown, why))
             continue
         restore(path, entry)
         journal.mark_undone(entry.id)
-        report.restored.append(entry.path)
+        report.restored.append(shown)
     return report
 
 
@@ -82,5 +85,5 @@ def describe(entry: Entry) -> str:
     if entry.tool in FILE_TOOLS:
         what = "created" if not entry.existed else "changed"
         extra = " (interrupted)" if entry.state == "started" else ""
-        return f"{where:12} {entry.tool:10} {what} {entry.path}{extra}"
+        return f"{where:12} {entry.tool:10} {what} {escape(entry.path or '')}{extra}"
     return f"{where:12} {entry.tool:10} {entry.command!r} (a command: cannot be undone)"

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from soothe.engine.bytesafe import escape, unescape_name
+
 # Directories that searches skip: noise, caches and other trees the agent never needs.
 IGNORED_DIRS = frozenset(
     {
@@ -51,19 +53,31 @@ class Workspace:
         return path == self.root or path.is_relative_to(self.root)
 
     def rel(self, path: Path) -> str:
-        """The workspace-relative POSIX form of an already resolved path."""
+        """The workspace-relative POSIX form of an already resolved path, as shown to
+        the model and the user: bytes that are not UTF-8 escaped (``bytesafe``), which
+        ``resolve`` maps back."""
         if path == self.root:
             return "."
-        return path.relative_to(self.root).as_posix()
+        return escape(path.relative_to(self.root).as_posix())
 
     def resolve(self, raw: str) -> Path:
-        """Resolve ``raw`` (relative to the root, or absolute) or refuse it."""
+        """Resolve ``raw`` (relative to the root, or absolute) or refuse it.
+
+        A name as ``rel`` shows it (``caf\\xff.txt``) means the file with that byte,
+        unless a file is really named so."""
         text = (raw or "").strip() or "."
+        shown = escape(text)
         if "\x00" in text:
             raise PathRefused("path contains a NUL character")
+        if (real := unescape_name(text)) != text and not os.path.lexists(self.root / text):
+            text = real
+        try:
+            os.fsencode(text)
+        except UnicodeEncodeError:
+            raise PathRefused(f"{shown}: not a file name (it holds a lone surrogate)") from None
         if text.startswith("~"):
             raise PathRefused(
-                f"{text}: home-directory paths are outside the workspace {self.root}; "
+                f"{shown}: home-directory paths are outside the workspace {self.shown_root}; "
                 "use a path relative to the workspace"
             )
         given = Path(text)
@@ -71,17 +85,21 @@ class Workspace:
         try:
             resolved = candidate.resolve()
         except (OSError, RuntimeError) as exc:
-            raise PathRefused(f"{text}: cannot resolve this path ({exc})") from None
+            raise PathRefused(f"{shown}: cannot resolve this path ({escape(str(exc))})") from None
         if self.contains(resolved):
             return resolved
         lexical = Path(os.path.normpath(candidate))
         if self.contains(lexical):
             raise PathRefused(
-                f"{text} leads outside the workspace through a symbolic link; refused"
+                f"{shown} leads outside the workspace through a symbolic link; refused"
             )
         raise PathRefused(
-            f"{text} is outside the workspace {self.root}; tools only reach files under it"
+            f"{shown} is outside the workspace {self.shown_root}; tools only reach files under it"
         )
+
+    @property
+    def shown_root(self) -> str:
+        return escape(str(self.root))
 
     def walk(self, start: Path, stop: threading.Event | None = None) -> Iterator[tuple[Path, bool]]:
         """Yield ``(path, is_dir)`` under ``start`` in sorted order.

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
+from soothe.engine.bytesafe import escape_in
 from soothe.engine.context.errors import StoreError
 from soothe.engine.context.models import (
     EvidenceEntry,
@@ -278,7 +279,14 @@ def _atomically(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T])
 def _run_ops(conn: sqlite3.Connection, ops: Sequence[Op]) -> None:
     execute = conn.execute
     for sql, params in ops:
-        execute(sql, params)
+        execute(sql, storable(params))
+
+
+def storable(params: Sequence[Any]) -> Sequence[Any]:
+    """``params`` with lone surrogates in their text written out (``bytesafe.escape``):
+    SQLite (and PostgreSQL) refuse text that is not UTF-8, so the store takes what it is
+    given and keeps it escaped, as it was shown."""
+    return escape_in(params)
 
 
 @dataclass

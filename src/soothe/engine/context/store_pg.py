@@ -38,6 +38,7 @@ from soothe.engine.context.store import (
     Op,
     decode_rows,
     ledger_trim_op,
+    storable,
     transcript_page,
 )
 
@@ -265,7 +266,7 @@ class PgStore:
                     cutoff = min(int(params[0]), low + BLOCK)
                     await conn.execute(_LEDGER_TRIM_OWN, (low, cutoff))
                     continue
-                await conn.execute(translate(sql), params)
+                await conn.execute(translate(sql), storable(params))
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         """One statement (PostgreSQL text) in its own transaction; rows as tuples."""

@@ -8,6 +8,8 @@ type its JSON schema declares; it is the only place this rule lives. The agent's
 ``normalize_args`` (aliases, wrapper keys) ends with it, and ``normalize_tool_calls``
 applies it to the calls of any other tools. A call to a tool that was not offered, or
 with arguments that are not an object, moves to ``invalid_tool_calls`` with the reason.
+Lone surrogates in a call (a JSON ``"\\ud800"`` escape) are written out here
+(``bytesafe.escape``): every tool call from a model enters through this function.
 
 Which string parameters hold free text is the caller's to say (``text_fields``): an
 object or list given for one of those becomes its JSON text; given for any other string
@@ -22,6 +24,8 @@ import json
 import uuid
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
+
+from soothe.engine.bytesafe import escape, escape_in
 
 if TYPE_CHECKING:
     from langchain_core.messages import AIMessage
@@ -129,14 +133,17 @@ def normalize_tool_calls(
         return message
     params = tool_parameters(tools) if tools else None
     good = []
-    bad = list(message.invalid_tool_calls)
+    # A lone surrogate (valid JSON, not Unicode) is written out here, where calls enter,
+    # so no event, checkpoint, store or file name downstream ever holds one (bytesafe).
+    bad = [escape_in(tc) for tc in message.invalid_tool_calls]
     for tc in message.tool_calls:
-        call_id = tc.get("id") or f"call_{uuid.uuid4().hex[:12]}"
-        name = tc.get("name") or ""
+        call_id = escape(tc.get("id") or f"call_{uuid.uuid4().hex[:12]}")
+        name = escape(tc.get("name") or "")
         args: Any = tc.get("args")
         if isinstance(args, str):
             with contextlib.suppress(ValueError):
                 args = json.loads(args)
+        args = escape_in(args)
         if not isinstance(args, dict):
             bad.append(
                 invalid_tool_call(

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from soothe.engine.bytesafe import escape
 from soothe.engine.bus import EventBus
+from soothe.engine.bytesafe import escape
 from soothe.engine.config import Settings
 from soothe.engine.events import (
     EventBase,

@@ -104,7 +104,10 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def error(message: str, code: int = 1) -> int:
-    print(f"error: {message}", file=sys.stderr)
+    from soothe.engine.sanitize import one_line
+
+    # an exception's text can quote a file name, a server's reply or a model's words
+    print(f"error: {one_line(message)}", file=sys.stderr)
     return code
 
 
@@ -281,9 +284,16 @@ def _dispatch(command: str | None, args: argparse.Namespace, settings: Any) -> i
 
         return run_mcp(settings)
     if command == "doctor":
-        from soothe.engine.llm.doctor import run_doctor
+        import io
 
-        return run_doctor(settings)
+        from soothe.engine.llm.doctor import run_doctor
+        from soothe.engine.sanitize import plain
+
+        # the report quotes the server: its model names, versions and errors
+        report = io.StringIO()
+        code = run_doctor(settings, out=report)
+        sys.stdout.write(plain(report.getvalue()))
+        return code
     if command == "goals":
         from soothe.frontends.goals_cli import run_goals
 
@@ -308,13 +318,17 @@ def _dispatch(command: str | None, args: argparse.Namespace, settings: Any) -> i
             force=args.force,
         )
     if command == "skills":
+        from soothe.engine.sanitize import one_line
         from soothe.engine.skills import list_skills
 
         skills = list_skills(settings)
         if not skills:
             print("no skills found (add .soothe/skills/NAME/SKILL.md)")
-        for skill in skills:
-            print(f"{skill.name:20} {skill.summary}  ({skill.path})")
+        for skill in skills:  # names and summaries are the workspace's files' words
+            name, summary, path = (
+                one_line(str(x)) for x in (skill.name, skill.summary, skill.path)
+            )
+            print(f"{name:20} {summary}  ({path})")
         return 0
     if args.thread and args.prompt is None:
         args.thread = resolve_thread(settings, args.thread)

@@ -14,6 +14,7 @@ import contextlib
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from soothe.app import terminal_guard
 from soothe.app.evidence_pace import EvidencePace
 from soothe.app.lazy import lazy
 from soothe.app.view_paging import read_released
@@ -33,6 +34,8 @@ else:
     ev = lazy("soothe.engine.events")
 
 __all__ = ["CONVERSATION", "AppPort", "EventHandler"]
+
+terminal_guard.install()  # what this handler shows, and any other text, is drawn safe
 
 DRAIN_INTERVAL = 1 / 30
 """The shortest time between two batches while events pour in. A token waits for the next

@@ -32,6 +32,7 @@ from soothe.app.view_port import (
     same_text,
 )
 from soothe.app.view_steps import INTERRUPTED_DETAIL, StepEvents
+from soothe.engine.sanitize import plain_fields
 from soothe.widgets.icons import STATUS_WORDS
 from soothe.widgets.transcript import (
     Answer,
@@ -133,6 +134,9 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
         if origin is None:
             origin = -event.seq if self.live else 0
         self._origin = origin
+        # the one door for an event's text, live or replayed from the store: a model's,
+        # a tool's or a file's control sequences go no further (sanitize.plain)
+        event = plain_fields(event)
         if isinstance(event, ev.StepToken):
             self._step_token(event, tokens)
             return
@@ -278,6 +282,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
 
     def sync_goals(self, views: list[GoalView]) -> None:
         """Make the goals match the session's (after a goal command or a restore)."""
+        views = [plain_fields(view) for view in views]  # descriptions, answers, errors
         wanted = {view.id for view in views}
         for goal_id in [g for g in self.goals if g not in wanted]:
             self.goals.pop(goal_id)
@@ -318,7 +323,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
         if records:
             self.replay(records)
         else:
-            restore_answers(self, snapshot)
+            restore_answers(self, plain_fields(snapshot))
         self.sync_goals(snapshot.goals)
         self._settle_cards(snapshot)
         self.set_evidence(snapshot.evidence)
@@ -338,6 +343,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
                 self._end_card(card, "suspended", card.detail or INTERRUPTED_DETAIL)
 
     def set_evidence(self, entries: list[EvidenceView]) -> None:
+        entries = [plain_fields(entry) for entry in entries]  # a tool's or a file's words
         self.evidence = {e.evidence_id: e for e in entries}
         self.port.set_evidence(entries)
 

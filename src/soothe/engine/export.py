@@ -1,4 +1,7 @@
-"""A thread as a Markdown report: conversation, goals, steps, evidence and answers."""
+"""A thread as a Markdown report: conversation, goals, steps, evidence and answers.
+
+Control characters are taken out (``sanitize.plain``): escape sequences removed, CR made
+a line break."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import datetime as dt
 from typing import TYPE_CHECKING
 
 from soothe.engine.glyphs import GOAL_GLYPHS
+from soothe.engine.sanitize import plain
 
 if TYPE_CHECKING:
     from soothe.engine.context import ContextEngine
@@ -64,4 +68,7 @@ async def thread_markdown(context: ContextEngine, thread_id: str) -> str:
             out += ["Answer:", "", goal.findings, ""]
         if goal.error:
             out += [f"Error: {goal.error}", ""]
-    return "\n".join(out).rstrip() + "\n"
+    # titles, answers, evidence and errors are the user's, a model's, a tool's or a
+    # file's words: an export printed (``threads show``) or opened in a terminal must not
+    # carry their control sequences
+    return plain("\n".join(out)).rstrip() + "\n"

@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from soothe.engine.config import Settings
+from soothe.engine.sanitize import one_line
 
 QUEUE_THREAD = "goal queue"
 """The thread goals added without ``--thread`` go to."""
@@ -72,7 +73,8 @@ async def _goals(settings: Settings, args: Any) -> int:
                 print(json.dumps(row))
             else:
                 waits = f" after {','.join(goal.depends_on)}" if goal.depends_on else ""
-                print(f"{goal.id:6} {goal.status:10} p{goal.priority:<3} {goal.description}{waits}")
+                text = one_line(goal.description)  # a model's or a user's words
+                print(f"{goal.id:6} {goal.status:10} p{goal.priority:<3} {text}{waits}")
         return 0
     finally:
         await session.close()

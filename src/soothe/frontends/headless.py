@@ -35,17 +35,43 @@ from soothe.engine.events import (
 )
 from soothe.engine.interact import ApprovalResponse, ClarificationResponse
 from soothe.engine.outcome import RunOutcome
-from soothe.engine.text import clip
+from soothe.engine.sanitize import json_safe, one_line, plain, plain_fields, visible
 
 
 def _flat(value: object, limit: int) -> str:
-    """One line, however many lines the value has (file content, commands)."""
-    text = " ⏎ ".join(str(value).splitlines()) if "\n" in str(value) else str(value)
+    """One line, however many lines the value has (file content, commands); plain."""
+    text = plain(str(value))
+    text = " ⏎ ".join(text.splitlines()) if "\n" in text else text
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+SHOWN_WHOLE = ("command", "path")
+"""Arguments an approval question shows whole: what runs and where it writes."""
+
+
+def _asked(key: str, value: object) -> str:
+    """One argument of an approval question, every control character visible (``␛``,
+    ``␍``, ``␊`` ...): what the user approves is exactly what runs."""
+    text = visible(value if isinstance(value, str) else str(value))
+    if key in SHOWN_WHOLE or len(text) <= 60:
+        return text
+    return f"{text[:59]}… (+{len(text) - 59} chars)"
+
+
+def approval_question(tool: str, args: dict[str, Any]) -> str:
+    """``? allow run_shell(command=echo hi␍␛[2Kls) [y/N/a=always] ``"""
+    shown = ", ".join(f"{visible(str(k))}={_asked(str(k), v)}" for k, v in args.items())
+    return f"? allow {visible(tool)}({shown}) [y/N/a=always] "
+
+
 def progress_line(event: EventBase) -> str | None:
-    """One short line per meaningful event, or None for events not worth a line."""
+    """One short line per meaningful event, or None for events not worth a line; model,
+    tool and file text in it is made plain (no control sequence reaches the terminal)."""
+    line = _progress_line(plain_fields(event))
+    return None if line is None else " ".join(plain(line).split("\n"))
+
+
+def _progress_line(event: EventBase) -> str | None:
     step = event.step_id or ""
     match event:
         case GoalCreated():
@@ -93,18 +119,26 @@ class Answerer:
         line = await asyncio.to_thread(self.stdin.readline)
         return line.rstrip("\n")
 
+    def _whole_args(self, event: ApprovalRequested) -> dict[str, Any]:
+        """The request's own arguments (the event's are shortened for display)."""
+        request = self.session.broker.get(event.request_id)
+        args = getattr(request, "args", None)
+        return dict(args) if isinstance(args, dict) else dict(event.args)
+
     async def handle(self, event: EventBase) -> None:
         broker = self.session.broker
         if isinstance(event, ClarificationRequested):
             if self.settings.tools.clarify == "ask" and self._interactive():
-                answers = [await self._prompt(f"? {q}\n> ") for q in event.questions]
+                answers = [
+                    await self._prompt(f"? {visible(q, keep_newlines=True)}\n> ")
+                    for q in event.questions
+                ]
                 broker.answer(event.request_id, ClarificationResponse(answers=answers))
             else:
                 broker.answer(event.request_id, ClarificationResponse(outcome="auto"))
         elif isinstance(event, ApprovalRequested):
             if self._interactive():
-                args = ", ".join(f"{k}={_flat(v, 60)}" for k, v in event.args.items())
-                reply = await self._prompt(f"? allow {event.tool}({args}) [y/N/a=always] ")
+                reply = await self._prompt(approval_question(event.tool, self._whole_args(event)))
                 outcome = {"y": "approve_once", "a": "approve_always"}.get(
                     reply.strip().lower()[:1], "deny"
                 )
@@ -199,7 +233,7 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
         if args.thread and session.unfinished_goals():
             resumed = True
             if show_progress:
-                stderr.write(f"resuming thread {args.thread}\n")
+                stderr.write(f"resuming thread {one_line(args.thread)}\n")
             await consume(session.resume)
         if args.prompt.strip() and failure is None:
             await session.ensure_thread(args.prompt)  # the topic to follow names it
@@ -217,16 +251,17 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
     if args.json:
         if last is None or (failure is not None and not isinstance(last, RunFailed)):
             last = RunFailed(error=failure or "", thread_id=session.thread_id)
-        stdout.write(last.model_dump_json() + "\n")
+        stdout.write(json_safe(last.model_dump_json()) + "\n")
         stdout.flush()
     if failure is not None:
         if args.autonomous and answer and not args.json:
-            stdout.write(answer.rstrip("\n") + "\n")  # the report says what did get done
+            # the report says what did get done
+            stdout.write(plain(answer).rstrip("\n") + "\n")
             stdout.flush()
-        stderr.write(f"error: {failure}\n")
+        stderr.write(f"error: {one_line(failure)}\n")
         return 1
     if not args.json:
-        stdout.write((answer or "").rstrip("\n") + "\n")
+        stdout.write(plain(answer or "").rstrip("\n") + "\n")
     stdout.flush()
     return 0
 
@@ -289,13 +324,13 @@ def _emit(event: EventBase, as_json: bool, show: bool, stdout: IO[str], err: IO[
     if isinstance(event, ErrorEvent) and event.kind == "mcp" and not (show and not as_json):
         # An MCP server that failed is one line on stderr whatever stderr is: a script
         # must learn that a tool it configured was not there.
-        err.write(f"! {clip(event.message, 300)}\n")
+        err.write(f"! {one_line(event.message, 300)}\n")
         err.flush()
     if as_json:
         if isinstance(event, FinalAnswer | RunFailed):
             return  # written last, after the stream, so scripts can read the final line
 
-        stdout.write(event.model_dump_json() + "\n")
+        stdout.write(json_safe(event.model_dump_json()) + "\n")
         stdout.flush()
         return
     if show:
@@ -370,7 +405,7 @@ def _fail(
     """One ``error:`` line on stderr; with --json the last stdout line says it too."""
     if args.json:
         event = RunFailed(error=message, kind=kind, thread_id=thread)
-        sys.stdout.write(event.model_dump_json() + "\n")
+        sys.stdout.write(json_safe(event.model_dump_json()) + "\n")
         sys.stdout.flush()
-    print(f"error: {message}", file=sys.stderr)
+    print(f"error: {one_line(message)}", file=sys.stderr)
     return code

@@ -7,6 +7,7 @@ import sys
 from typing import TextIO
 
 from soothe.engine.config import Settings
+from soothe.engine.sanitize import one_line
 
 
 async def _status(settings: Settings) -> list[str]:
@@ -18,11 +19,12 @@ async def _status(settings: Settings) -> list[str]:
         await manager.start()
         lines: list[str] = []
         for server in manager.status():
-            lines.append(f"{server.name}  ({server.transport})  {server.state}")
+            # the error (the server's stderr) and the tools are the server's words: plain
+            lines.append(f"{one_line(server.name)}  ({server.transport})  {server.state}")
             if server.error:
-                lines.append(f"  error: {server.error}")
+                lines.append(f"  error: {one_line(server.error)}")
             for name, description in server.tools:
-                lines.append(f"  {name:24} {description}")
+                lines.append(f"  {one_line(name):24} {one_line(description)}")
         return lines
     finally:
         await manager.aclose()

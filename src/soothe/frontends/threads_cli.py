@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from soothe.engine.config import Settings
+from soothe.engine.sanitize import one_line, plain
 
 
 async def _threads(
@@ -33,13 +34,14 @@ async def _threads(
                 print(f"{'id':12}  {'last active':16}  {'goals':>5}  title")
             for t in threads:
                 when = t.last_active.strftime("%Y-%m-%d %H:%M") if t.last_active else ""
-                print(f"{t.id:12}  {when}  {t.goal_count:>5}  {t.title}")
+                # a stored title is the user's request or a model's words: plain, one line
+                print(f"{one_line(t.id):12}  {when}  {t.goal_count:>5}  {one_line(t.title)}")
             return 0
         assert thread_id is not None
         matches = [t.id for t in threads if t.id.startswith(thread_id)]
         if len(matches) != 1:
             why = "no thread" if not matches else "more than one thread starts with"
-            print(f"error: {why} '{thread_id}' (see `soothe threads`)", file=sys.stderr)
+            print(f"error: {why} '{one_line(thread_id)}' (see `soothe threads`)", file=sys.stderr)
             return 1
         thread_id = matches[0]  # a unique prefix is enough, as with git
         if action == "delete":
@@ -51,7 +53,7 @@ async def _threads(
             Path(output).write_text(text, encoding="utf-8")
             print(f"wrote {output}")
         else:
-            print(text, end="")
+            print(plain(text), end="")  # the export is plain already; the terminal's guard
         return 0
     finally:
         await session.close()

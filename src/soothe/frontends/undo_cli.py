@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from soothe.engine.config import Settings
+from soothe.engine.sanitize import visible
 
 
 def run_undo(
@@ -49,16 +50,19 @@ def run_undo(
             if not entries:
                 print(f"thread {thread_id}: nothing to undo")
             for entry in entries:
-                print(describe(entry))
+                print(visible(describe(entry)))  # the workspace's file names, shown exactly
             return 0
         if not entries:
             print(f"thread {thread_id}: nothing to undo")
             return 0
         report = apply_undo(journal, entries, force=force)
         for p in report.restored:
-            print(f"restored {p}")
+            print(f"restored {visible(str(p))}")
         for p, why in report.refused:
-            print(f"refused {p}: {why} (use --force to restore it anyway)", file=sys.stderr)
+            print(
+                f"refused {visible(str(p))}: {why} (use --force to restore it anyway)",
+                file=sys.stderr,
+            )
         for command in report.commands:
             print(f"cannot undo the command {command!r}: commands are not reversible")
         return 1 if report.refused else 0

@@ -1,7 +1,10 @@
 """The engine's requests that need an answer: clarification questions and tool approval.
 
 The app opens them from ``ClarificationRequested`` / ``ApprovalRequested`` events and hands
-the result to the interact broker.
+the result to the interact broker. What they ask comes from a model (a command, a path,
+a question): every control character in it is shown (``sanitize.visible``: ``␛``, ``␍``,
+``␉`` ...), so a command holding CR and erase-line looks like what runs, not like
+the text after them.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from textual.widgets import Button, Input, Label, Static
 
 from soothe.app.screens.base import REQUEST_CSS
 from soothe.engine.agent.change_preview import ChangePreview
+from soothe.engine.sanitize import plain, visible
 
 
 class ClarificationModal(ModalScreen[list[str] | None]):
@@ -40,7 +44,7 @@ class ClarificationModal(ModalScreen[list[str] | None]):
         super().__init__()
         self.request_id = request_id
         self.questions = list(questions) or ["(no question given)"]
-        self.asker = asker
+        self.asker = plain(asker)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog") as dialog:
@@ -50,7 +54,8 @@ class ClarificationModal(ModalScreen[list[str] | None]):
             yield Static(Content(f"{who} needs answers to continue."), classes="dialog-lead")
             with VerticalScroll(classes="answers"):
                 for index, question in enumerate(self.questions):
-                    yield Label(Content(f"{index + 1}. {question}"), classes="question")
+                    shown = visible(question, keep_newlines=True)
+                    yield Label(Content(f"{index + 1}. {shown}"), classes="question")
                     yield Input(placeholder="your answer", id=f"answer-{index}")
             with Horizontal(classes="buttons"):
                 yield Button("Skip", id="skip")
@@ -89,19 +94,19 @@ Choice = Literal["approve_once", "approve_always", "deny"]
 
 def request_title(tool: str, goal_id: str | None, step_id: str | None) -> str:
     """ "G1/S-02 wants to write_file" (as much of the goal/step as the request names)."""
-    where = "/".join(part for part in (goal_id, step_id) if part)
-    return f"{where or 'The agent'} wants to {tool}"
+    where = "/".join(visible(part) for part in (goal_id, step_id) if part)
+    return f"{where or 'The agent'} wants to {visible(tool)}"
 
 
 def always_label(tool: str, args: dict[str, Any]) -> Content:
     """What "always" covers: the tool, or for run_shell the command's program (bold)."""
     if tool != "run_shell":
-        return Content.assemble("Always ", (tool, "bold"))
+        return Content.assemble("Always ", (visible(tool), "bold"))
     from soothe.engine.agent.approval import shell_program
 
     program = shell_program(str(args.get("command", "")))
     return (
-        Content.assemble("Always ", (program, "bold"))
+        Content.assemble("Always ", (visible(program), "bold"))
         if program
         else Content("Always this command")
     )
@@ -156,7 +161,7 @@ class ApprovalModal(ModalScreen[Choice]):
         self.tool = tool
         self.args = args
         self.path = path
-        self.asker = asker
+        self.asker = plain(asker)
         self.title_text = request_title(tool, goal_id, step_id)
         self.change = change
 
@@ -166,10 +171,11 @@ class ApprovalModal(ModalScreen[Choice]):
             dialog.border_subtitle = "a once · A always · d/esc deny"
             if self.asker:
                 yield Static(Content(self.asker), classes="dialog-lead")
-            yield Static(Content.assemble(("tool      ", "$text-muted"), (self.tool, "bold")))
+            tool = visible(self.tool)
+            yield Static(Content.assemble(("tool      ", "$text-muted"), (tool, "bold")))
             if self.path:
                 label = "workspace " if self.tool == "run_shell" else "file      "
-                yield Static(Content.assemble((label, "$text-muted"), self.path))
+                yield Static(Content.assemble((label, "$text-muted"), visible(self.path)))
             yield from self._body()
             with Horizontal(classes="buttons"):
                 yield Button("Deny", id="deny", variant="error")
@@ -179,20 +185,26 @@ class ApprovalModal(ModalScreen[Choice]):
     def _body(self) -> ComposeResult:
         change = self.change
         if change is not None:
-            yield Static(Content(change.summary), classes="change")
+            yield Static(Content(plain(change.summary)), classes="change")
             if change.problem:
-                yield Static(Content(change.problem), classes="problem")
+                yield Static(Content(plain(change.problem)), classes="problem")
         if change is not None and change.command:
             with VerticalScroll(classes="args"):
-                yield Static(self._syntax(change.command, "bash"), id="command")
+                command = visible(change.command, keep_newlines=True)
+                yield Static(self._syntax(command, "bash"), id="command")
             timeout = self.args.get("timeout")
             if isinstance(timeout, int | float):
                 yield Static(Content.assemble(("timeout   ", "$text-muted"), f"{timeout:g} s"))
         elif change is not None and change.diff:
             with VerticalScroll(classes="args"):
-                yield Static(self._syntax(change.diff, "diff"), id="diff")
+                diff = visible(change.diff, keep_newlines=True)
+                yield Static(self._syntax(diff, "diff"), id="diff")
         elif change is None or change.problem:
-            text = json.dumps(self.args, indent=2, ensure_ascii=False, default=str)
+            # json escapes C0 (\u001b); visible shows what it leaves (DEL, C1, bidi)
+            text = visible(
+                json.dumps(self.args, indent=2, ensure_ascii=False, default=str),
+                keep_newlines=True,
+            )
             with VerticalScroll(classes="args"):
                 yield Static(Content(text), id="args")
 

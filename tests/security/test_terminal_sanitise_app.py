@@ -1,0 +1,101 @@
+"""Hostile text in the app (Pilot, the real Session against the fake Ollama).
+
+The app must write no control sequence it did not make itself: a model's answer, a step
+description or a tool's output holding OSC 0 (title), OSC 52 (clipboard), CSI 2J or
+OSC 8 reaches the terminal without them. What the terminal would get is read where
+Textual writes it (the compositor's full-screen update rendered to terminal text): only
+the app's own SGR colours and cursor moves are escape sequences there. The approval
+dialog shows a command's control characters visibly (``␍``, ``␛``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from soothe.app.main import SootheApp
+from soothe.app.screens.requests import ApprovalModal
+from tests.app.real_harness import (
+    Rig,
+    brain,
+    classify,
+    ollama,
+    ready,
+    rig,
+    screen_text,
+    send,
+    settle,
+    until,
+)
+from tests.fakes._base import FakeReply
+from tests.security.test_terminal_sanitise import COMMAND, HOSTILE, TITLE
+
+__all__ = ["brain", "ollama", "rig"]  # fixtures
+
+OWN_SEQUENCES = re.compile(r"\x1b\[[0-9;]*[mH]")
+"""What the app itself writes in a screen update: SGR colours and cursor moves."""
+
+
+def terminal_output(app: SootheApp) -> str:
+    """The text Textual would write to the terminal to draw the whole screen now."""
+    update = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+    return update.render_segments(app.console)
+
+
+def foreign(output: str) -> list[str]:
+    """Control characters in ``output`` that are not part of the app's own sequences."""
+    rest = OWN_SEQUENCES.sub("", output)
+    return sorted({c for c in rest if (ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) <= 0x9F})
+
+
+async def test_a_hostile_answer_and_plan_reach_the_screen_without_their_sequences(
+    rig: Rig,
+) -> None:
+    rig.brain.add("Classification", classify("simple"))
+    rig.brain.add(
+        "PlanGeneration", {"steps": [{"id": "S-01", "description": f"Read {TITLE}the notes"}]}
+    )
+    rig.brain.step("S-01", f"Step says {HOSTILE}")
+    rig.brain.add("complete", f"Final: {HOSTILE}")
+    rig.brain.always["StatusAssessment"] = {
+        "status": "done",
+        "goal_progress": "complete",
+        "require_goal_completion": False,
+    }
+    app = rig.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await send(app, pilot, "Read the notes")
+        await until(lambda: "after" in screen_text(app), pilot, timeout=30)
+        await settle(app, pilot)
+        shown = screen_text(app)
+        assert "Read the notes" in shown
+        assert "before click after" in shown, shown
+        output = terminal_output(app)
+        assert foreign(output) == [], foreign(output)
+        assert "PWNED" not in output and "52;" not in output
+
+
+async def test_the_approval_dialog_shows_the_command_visibly(rig: Rig) -> None:
+    """The measured attack: the dialog read ``ls -la`` and approving ran the echo."""
+    rig.configure(tools={"approval": "ask"})
+    rig.brain.add("Classification", classify("simple"))
+    rig.brain.add("PlanGeneration", {"steps": [{"id": "S-01", "description": "List files"}]})
+    rig.brain.step(
+        "S-01", FakeReply(tool_calls=[{"name": "run_shell", "args": {"command": COMMAND}}])
+    )
+    rig.brain.step("S-01", "Denied, nothing listed.")
+    app = rig.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await send(app, pilot, "List the files")
+        await until(lambda: isinstance(app.screen, ApprovalModal), pilot, timeout=20)
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, ApprovalModal)
+        assert modal.query("#command")
+        assert "echo DANGEROUS > owned.txt␍␛[2Kls -la" in screen_text(app)
+        output = terminal_output(app)
+        assert foreign(output) == [], foreign(output)
+        await pilot.press("d")
+        await settle(app, pilot)
+    assert not (rig.workspace / "owned.txt").exists()

@@ -25,6 +25,9 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
 
+from soothe.engine.atomic import write_atomic
+from soothe.engine.bytesafe import escape, unescape_name
+
 Choices = Callable[[str], Iterable[str]]
 """The argument completions for a command word (``/theme`` -> theme names)."""
 Files = Callable[[str], Iterable[str]]
@@ -55,7 +58,7 @@ def workspace_paths(root: Path, prefix: str, limit: int = 200) -> list[str]:
     ``src/so`` -> ``src/soothe/`` (directories end with ``/``). Hidden entries only when
     the prefix asks for them; nothing outside ``root``."""
     folder, _, stem = prefix.rpartition("/")
-    base = (root / folder).resolve() if folder else root.resolve()
+    base = (root / unescape_name(folder)).resolve() if folder else root.resolve()
     try:
         if base != root.resolve() and root.resolve() not in base.parents:
             return []
@@ -64,7 +67,7 @@ def workspace_paths(root: Path, prefix: str, limit: int = 200) -> list[str]:
         return []
     out = []
     for entry in entries:
-        name = entry.name
+        name = escape(entry.name)  # a name that is not UTF-8, as the tools show it
         if not name.startswith(stem) or name in SKIP_DIRS:
             continue
         if name.startswith(".") and not stem.startswith("."):
@@ -107,9 +110,7 @@ def save_history(path: Path | None, entries: Sequence[str], limit: int = HISTORY
     text = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries[-limit:])
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, text.encode("utf-8"))
     except OSError:
         pass  # history is a convenience: a read-only data dir must not break sending
 

@@ -3,7 +3,8 @@
 ``run_tool_call`` never raises for a bad call: an unknown tool, wrong or missing
 arguments, a path outside the workspace, a refused approval all come back as a
 ``ToolOutcome`` with ``ok=False`` and a message the model can act on. Only cancellation
-propagates. Every output is capped at ``max_output_chars`` before it reaches a prompt.
+propagates. Every output is capped at ``max_output_chars`` before it reaches a prompt,
+and any lone surrogate in it (an MCP server's text) is written out (``bytesafe``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from soothe.engine.agent.approval import require_approval
 from soothe.engine.agent.capping import cap_text, preview
 from soothe.engine.agent.shell import run_command
 from soothe.engine.agent.workspace import ToolError, Workspace
+from soothe.engine.bytesafe import escape
 from soothe.engine.events import ToolCalled, ToolResult
 
 if TYPE_CHECKING:
@@ -523,7 +525,7 @@ async def run_tool_call(ctx: ToolContext, call: dict[str, Any]) -> ToolOutcome:
             raise
         log.exception("tool %s failed", name)
         output = f"{name} failed: {type(exc).__name__}: {exc}"
-    text, truncated = cap_text(output, ctx.max_output_chars)
+    text, truncated = cap_text(escape(output), ctx.max_output_chars)
     if ctx.bus is not None:
         ctx.bus.publish(
             ToolResult(call_id=call_id, tool=name, output=text, ok=ok, truncated=truncated, **ids)
@@ -567,7 +569,7 @@ async def _run_mcp_call(
                 ToolResult(call_id=call_id, tool=name, output="cancelled", ok=False, **ids)
             )
         raise
-    text, truncated = cap_text(output, ctx.max_output_chars)
+    text, truncated = cap_text(escape(output), ctx.max_output_chars)
     if ctx.bus is not None:
         ctx.bus.publish(
             ToolResult(call_id=call_id, tool=name, output=text, ok=ok, truncated=truncated, **ids)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -95,19 +96,35 @@ async def wait_for_file(path: Path, timeout: float = 5.0) -> None:
         await asyncio.sleep(0.01)
 
 
-def process_gone(pid: int) -> bool:
-    """True when ``pid`` no longer runs (absent, or a zombie nobody reaped yet)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return True
-    return any(line.startswith("State:") and "Z" in line.split()[1] for line in status.splitlines())
+def unique_sleep(base: int) -> list[str]:
+    """``sleep BASE.NNNNN``: an argv no other test runs, to find in /proc. (A pid the
+    command writes would not do: under bwrap it is a pid of the command's namespace.)"""
+    return ["sleep", f"{base}.{secrets.randbelow(90000) + 10000}"]
 
 
-async def wait_gone(pid: int, timeout: float = 3.0) -> bool:
+def running(argv: list[str]) -> list[int]:
+    """The pids whose command line is exactly ``argv`` and that have not exited."""
+    want = "\0".join(argv) + "\0"
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if (proc / "cmdline").read_bytes().decode(errors="replace") != want:
+                continue
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state not in ("Z", "X"):
+            found.append(int(proc.name))
+    return found
+
+
+async def wait_gone(argv: list[str], timeout: float = 3.0) -> bool:
+    """True once no process runs ``argv`` (bounded poll)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    while not process_gone(pid):
+    while running(argv):
         if loop.time() > deadline:
             return False
         await asyncio.sleep(0.01)

@@ -18,7 +18,7 @@ from soothe.engine.interact import InteractBroker
 from soothe.engine.llm.hub import ModelHub
 from soothe.engine.llm.scripted import ScriptedChatModel, ScriptedReply
 from soothe.engine.scope import Scope
-from tests.agent.helpers import IDS, Recorder, wait_for_file, wait_gone
+from tests.agent.helpers import IDS, Recorder, unique_sleep, wait_for_file, wait_gone
 
 
 def build(
@@ -217,16 +217,16 @@ async def test_cancellation_mid_stream_stops_quickly(ws: Path) -> None:
 
 
 async def test_cancellation_kills_a_running_shell(ws: Path) -> None:
-    model = ScriptedChatModel(
-        script=[tool_reply("run_shell", {"command": "echo $$ > me.pid; exec sleep 30"}), "x"]
-    )
+    sleep = unique_sleep(30)
+    cmd = f"echo $$ > me.pid; exec {' '.join(sleep)}"
+    model = ScriptedChatModel(script=[tool_reply("run_shell", {"command": cmd}), "x"])
     agent, _, _ = build(ws, model, approval="auto")
     task = asyncio.create_task(run(agent))
     await wait_for_file(ws / "me.pid")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 3.0)
-    assert await wait_gone(int((ws / "me.pid").read_text()))
+    assert await wait_gone(sleep)
 
 
 def test_compact_tool_history_shortens_oldest_first() -> None:

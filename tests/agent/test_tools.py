@@ -12,7 +12,15 @@ from soothe.engine.agent.fs_tools import glob_to_regex
 from soothe.engine.agent.tools import TOOLS, run_tool_call, tool_specs
 from soothe.engine.bus import EventBus
 from soothe.engine.events import ToolCalled, ToolResult
-from tests.agent.helpers import IDS, Recorder, call, make_ctx, wait_for_file, wait_gone
+from tests.agent.helpers import (
+    IDS,
+    Recorder,
+    call,
+    make_ctx,
+    unique_sleep,
+    wait_for_file,
+    wait_gone,
+)
 
 # --- read_file ---------------------------------------------------------------------------
 
@@ -217,33 +225,33 @@ async def test_run_shell_nonzero_exit_and_stderr(ws: Path) -> None:
 
 
 async def test_run_shell_timeout_kills_the_group(ws: Path) -> None:
-    cmd = "sleep 30 & echo $! > child.pid; sleep 30"
+    sleep = unique_sleep(30)
+    cmd = f"{' '.join(sleep)} & echo $! > child.pid; sleep 30"
     loop = asyncio.get_running_loop()
     start = loop.time()
     out = await run_tool_call(make_ctx(ws), call("run_shell", {"command": cmd, "timeout": 0.5}))
     assert loop.time() - start < 4
     assert not out.ok and "timed out after 0.5s and was killed" in out.output
-    assert await wait_gone(int((ws / "child.pid").read_text()))
+    assert (ws / "child.pid").exists() and await wait_gone(sleep)
 
 
 async def test_run_shell_leftover_background_process_is_killed(ws: Path) -> None:
-    cmd = "sleep 30 > /dev/null 2>&1 & echo $! > bg.pid"
+    sleep = unique_sleep(30)
+    cmd = f"{' '.join(sleep)} > /dev/null 2>&1 & echo $! > bg.pid"
     out = await run_tool_call(make_ctx(ws), call("run_shell", {"command": cmd}))
     assert out.ok
-    assert await wait_gone(int((ws / "bg.pid").read_text()))
+    assert (ws / "bg.pid").exists() and await wait_gone(sleep)
 
 
 async def test_run_shell_cancel_kills_the_process(ws: Path) -> None:
-    task = asyncio.create_task(
-        run_tool_call(
-            make_ctx(ws), call("run_shell", {"command": "echo $$ > me.pid; exec sleep 30"})
-        )
-    )
+    sleep = unique_sleep(30)
+    cmd = f"echo $$ > me.pid; exec {' '.join(sleep)}"
+    task = asyncio.create_task(run_tool_call(make_ctx(ws), call("run_shell", {"command": cmd})))
     await wait_for_file(ws / "me.pid")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 3)
-    assert await wait_gone(int((ws / "me.pid").read_text()))
+    assert await wait_gone(sleep)
 
 
 # --- validation ---------------------------------------------------------------------------

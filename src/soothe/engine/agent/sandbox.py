@@ -5,13 +5,18 @@ Two mechanisms, the first available wins:
 - ``bwrap`` (bubblewrap): the command runs in a mount namespace where ``/`` is bound
   read-only, the workspace read-write, ``/tmp`` is a private tmpfs, ``/dev`` and ``/proc``
   are fresh; with ``--unshare-net`` (the default) it has no network at all, only its own
-  loopback. ``--die-with-parent``; it stays in our process group, which is killed when
-  the command ends (the PID namespace is NOT separate: it sees and can signal the
-  user's other processes).
+  loopback. It has its own PID namespace (``--unshare-pid``): it sees and can signal
+  only its own processes, and when its shell exits the kernel kills everything left in
+  the namespace, ``setsid`` or double fork or not; ``--die-with-parent`` does the same
+  when soothe dies (kill -9 included).
 - Linux Landlock (kernel 5.13+, through ctypes): the process restricts itself before
   ``exec``: writes (create, remove, write, rename, truncate, make devices) are refused
   outside the workspace, a private temp dir and ``/dev``; with ABI 4+ TCP connect and
   bind are refused too (UDP and unix sockets are NOT covered by Landlock).
+  With no PID namespace, the shell runs under a supervisor (``reaper.py``: a child
+  subreaper with a parent-death signal) that kills every process the command started
+  when the shell exits, when it is told to stop, and when soothe dies. The same
+  supervisor runs commands when there is no sandbox at all.
 
 When neither is available ``detect()`` says ``none`` and the approval gate asks for
 every command even with ``--yes`` (``approval.py``).
@@ -27,6 +32,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -151,15 +157,30 @@ def detect() -> Confinement:
     return Confinement("none", f"bwrap {bwrap_problem}; no Landlock in this kernel")
 
 
+REAPER = str(Path(__file__).with_name("reaper.py"))
+
+
+def supervised(command: str) -> list[str]:
+    """``sh -c command`` under the supervisor (``reaper.py``), which ends everything the
+    command started with it and dies with this process."""
+    python = sys.executable or shutil.which("python3") or "python3"
+    return [python, "-I", "-S", REAPER, str(os.getpid()), "/bin/sh", "-c", command]
+
+
 @dataclass
 class Prepared:
-    """How to start one confined command: argv, env, a pre-exec hook, what to clean."""
+    """How to start one confined command: argv, env, a pre-exec hook, what to clean.
+
+    ``supervised``: the argv starts with the supervisor, which is stopped with SIGTERM
+    (it then kills the command's processes itself); otherwise a PID namespace holds them
+    and killing the process group is enough."""
 
     argv: list[str]
     env: dict[str, str]
     preexec: Callable[[], None] | None = None
     cleanup: list[Callable[[], None]] = field(default_factory=list)
     pass_fds: tuple[int, ...] = ()
+    supervised: bool = False
 
     def close(self) -> None:
         for fn in self.cleanup:
@@ -187,6 +208,7 @@ def prepare(
             "--proc", "/proc",
             "--tmpfs", "/tmp",
             "--bind", ws, ws,
+            "--unshare-pid",
             "--die-with-parent",
             "--chdir", ws,
         ]  # fmt: skip
@@ -198,15 +220,16 @@ def prepare(
         tmp = tempfile.mkdtemp(prefix="soothe-sh-")
         fd = _landlock_ruleset([ws, tmp, "/dev"], network=network)
         prepared = Prepared(
-            ["/bin/sh", "-c", command],
+            supervised(command),
             {**env, "TMPDIR": tmp},
             preexec=functools.partial(_restrict_self, fd),
             pass_fds=(fd,),
+            supervised=True,
         )
         prepared.cleanup.append(lambda: os.close(fd))
         prepared.cleanup.append(lambda: shutil.rmtree(tmp, ignore_errors=True))
         return prepared
-    return Prepared(["/bin/sh", "-c", command], dict(env))
+    return Prepared(supervised(command), dict(env), supervised=True)
 
 
 def _fs_write_rights(abi: int) -> int:

@@ -1,8 +1,11 @@
-"""run_shell: one command in the workspace, in its own process group, bounded in time and size.
+"""run_shell: one command in the workspace, in its own session, bounded in time and size.
 
 Output is read as it arrives and only a head and a tail are kept, so a command that prints
-gigabytes costs little memory. A timeout or a cancellation kills the whole process group
-(children included) before returning or re-raising.
+gigabytes costs little memory. No process the command started outlives it: when the
+command ends, times out or is cancelled, everything it started is killed (``setsid`` and
+double forks included) before returning or re-raising, and when soothe dies the command
+dies too. Under bwrap its PID namespace does this; otherwise the supervisor of
+``reaper.py`` (``sandbox.py`` says which).
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from soothe.engine.agent.sandbox import Confinement, prepare
 
 _READ_CHUNK = 65536
 _DRAIN_GRACE = 2.0
+_STOP_GRACE = 5.0
+"""How long the supervisor gets to kill and reap the command's processes when stopped."""
 SECRET_ENV = frozenset({"OPENAI_API_KEY", "SOOTHE_MODEL__API_KEY"})
 """The model API keys soothe reads: a command the agent runs (perhaps at the suggestion of
 a file it read) does not get them, so they cannot end up in tool output and the database."""
@@ -64,16 +69,44 @@ class _HeadTail:
 
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
+    """SIGKILL the command's process group (its leader included).
+
+    Not ``proc.kill()`` after it: that polls first, and reaping the leader there steals
+    its exit from asyncio's child watcher ("Unknown child process pid ...")."""
+    try:
         os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError):
-        proc.kill()
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        _signal(proc, signal.SIGKILL)
 
 
-async def _reap(proc: asyncio.subprocess.Process) -> None:
+def _signal(proc: asyncio.subprocess.Process, sig: int) -> None:
+    """Send ``sig`` to the process itself, unless it has been reaped."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, sig)
+
+
+async def _reap(proc: asyncio.subprocess.Process, within: float = 2.0) -> None:
     """Wait briefly for a killed process so it does not linger as a zombie."""
     with contextlib.suppress(TimeoutError, ProcessLookupError):
-        await asyncio.wait_for(asyncio.shield(proc.wait()), 2.0)
+        await asyncio.wait_for(asyncio.shield(proc.wait()), within)
+
+
+async def _stop(proc: asyncio.subprocess.Process, supervised: bool) -> None:
+    """End the command and every process it started, then its process group.
+
+    A supervisor is asked with SIGTERM (it kills and reaps the command's processes, then
+    exits); were it killed outright, what it holds would be orphaned. Under a PID
+    namespace killing the group is enough: bwrap dies and the namespace with it."""
+    try:
+        if supervised and proc.returncode is None:
+            _signal(proc, signal.SIGTERM)
+            await _reap(proc, _STOP_GRACE)
+    finally:
+        _kill_group(proc)
+        await _reap(proc)
 
 
 async def run_command(
@@ -89,8 +122,8 @@ async def run_command(
     only in ``cwd`` and a private temp dir, no network unless ``network``; stdout and
     stderr are merged.
 
-    When the command exits, whatever it left running in its process group is killed, so
-    no process outlives the call (one that made its own session escapes this).
+    When the command exits, times out or is cancelled, whatever it started is killed,
+    whatever its session or process group, so no process outlives the call.
     """
     half = max(100, keep_chars // 2)
     buf = _HeadTail(half, half)
@@ -112,13 +145,14 @@ async def run_command(
         prepared.close()
         raise
     try:
-        return await _collect(proc, buf, timeout)
+        return await _collect(proc, buf, timeout, prepared.supervised)
     finally:
         prepared.close()
 
 
-async def _collect(proc: asyncio.subprocess.Process, buf: _HeadTail, timeout: float) -> ShellResult:
-
+async def _collect(
+    proc: asyncio.subprocess.Process, buf: _HeadTail, timeout: float, supervised: bool
+) -> ShellResult:
     async def read_all() -> None:
         assert proc.stdout is not None
         while chunk := await proc.stdout.read(_READ_CHUNK):
@@ -131,14 +165,12 @@ async def _collect(proc: asyncio.subprocess.Process, buf: _HeadTail, timeout: fl
             await asyncio.wait_for(proc.wait(), timeout)
         except TimeoutError:
             timed_out = True
-        _kill_group(proc)
-        await _reap(proc)
-        # Killing the group closes every writer, so the reader reaches EOF promptly.
+        await _stop(proc, supervised)
+        # Every process that could write is gone, so the reader reaches EOF promptly.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(reader), _DRAIN_GRACE)
     except BaseException:
-        _kill_group(proc)
-        await _reap(proc)
+        await _stop(proc, supervised)
         raise
     finally:
         if not reader.done():

@@ -8,6 +8,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -158,3 +159,26 @@ def test_a_request_and_a_file_name_in_bytes_are_written_and_undone(brain: Brain,
     assert undo.out == f"restored {env.workspace}/caf\\xff.txt\n"
     with open(real, "rb") as f:
         assert f.read() == b"bonjour\n"
+
+
+def test_the_escaping_rule_and_its_way_back(tmp_path: Path) -> None:
+    from soothe.engine.agent.workspace import PathRefused, Workspace
+    from soothe.engine.bytesafe import escape, escape_in, unescape_name
+
+    assert escape(os.fsdecode(BAD_NAME)) == "caf\\xff.txt"
+    assert escape("a\ud800b\udfff") == "a\\ud800b\\udfff"
+    assert escape_in({"k\udcfe": ["x", ("\ud801",)]}) == {"k\\xfe": ["x", ("\\ud801",)]}
+    plain = {"path": "é.txt"}
+    assert escape_in(plain) is plain
+    assert unescape_name("caf\\xff.txt") == os.fsdecode(BAD_NAME)
+    assert unescape_name("tab\\x09") == "tab\\x09"  # only bytes that UTF-8 could not hold
+
+    ws = Workspace.at(tmp_path)
+    with open(os.path.join(os.fsencode(tmp_path), BAD_NAME), "wb") as f:
+        f.write(b"bytes\n")
+    assert ws.resolve("caf\\xff.txt") == ws.root / os.fsdecode(BAD_NAME)
+    assert ws.rel(ws.resolve("caf\\xff.txt")) == "caf\\xff.txt"
+    (tmp_path / "caf\\xff.txt").write_text("literal\n")  # a file really named so wins
+    assert ws.resolve("caf\\xff.txt") == ws.root / "caf\\xff.txt"
+    with pytest.raises(PathRefused, match="lone surrogate"):
+        ws.resolve("odd\ud800.txt")

@@ -108,3 +108,25 @@ def test_a_write_keeps_the_mode_and_undo_restores_the_old_bytes(brain: Brain, en
     assert stat.S_IMODE(script.stat().st_mode) == 0o750
     assert stat.S_IMODE(notes.stat().st_mode) == 0o600
     assert sorted(p.name for p in env.workspace.iterdir()) == ["notes.txt", "run.sh"]
+
+
+def test_a_write_that_fails_midway_leaves_the_old_file_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk fills (ENOSPC at fsync) after part of the new content went out: the
+    target still holds all of its old bytes and no temp file is left beside it."""
+    import errno
+
+    from soothe.engine.atomic import write_atomic
+
+    target = tmp_path / "data.txt"
+    target.write_bytes(b"old content\n")
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError, match="No space left"):
+        write_atomic(target, b"new content that never lands\n" * 1000)
+    assert target.read_bytes() == b"old content\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["data.txt"]

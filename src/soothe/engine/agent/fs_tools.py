@@ -318,6 +318,9 @@ def write_text(ws: Workspace, target: Path, content: str) -> int:
     if not ws.contains(target.parent.resolve()):
         raise ToolError(f"{ws.rel(target)}: parent directory left the workspace; refused")
     data = escape(content).encode("utf-8")
+    if os.path.lexists(target) and not os.access(target, os.W_OK):
+        # A rename would get past the file's own mode; a read-only file stays so.
+        raise ToolError(f"{ws.rel(target)}: cannot write (Permission denied)")
     try:
         write_atomic(target, data)
     except OSError as exc:

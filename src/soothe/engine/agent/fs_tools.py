@@ -242,7 +242,7 @@ def grep(
             rx = glob_to_regex(_check_pattern(file_glob))
             name_match = lambda p: bool(rx.match(ws.rel(p)))  # noqa: E731
         else:
-            name_match = lambda p: fnmatch.fnmatchcase(p.name, file_glob)  # noqa: E731
+            name_match = lambda p: fnmatch.fnmatchcase(escape(p.name), file_glob)  # noqa: E731
     files = [target] if target.is_file() else (p for p, d in ws.walk(target, stop) if not d)
     out: list[str] = []
     used = 0

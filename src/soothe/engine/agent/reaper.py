@@ -9,17 +9,16 @@ when the program exits, or SIGTERM / SIGHUP / SIGINT arrive (soothe cancelled th
 timed it out, or died), it SIGKILLs every descendant it has, reaps them all and exits
 as the program did (the same exit code, or killed by the same signal).
 
-It is run as a script by path with ``-I -S``: only the standard library, so it starts in
-a few tens of milliseconds and never imports soothe. A SIGKILL of this process itself
-cannot be answered; soothe stops it with SIGTERM.
+It is run as a script by path with ``-I -S``: only the standard library (few modules: each
+import is paid by every command), so it starts in a few tens of milliseconds and never
+imports soothe. A SIGKILL of this process itself cannot be answered; soothe stops it with
+SIGTERM.
 """
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
-import resource
 import signal
 import sys
 import time
@@ -68,9 +67,10 @@ def kill_all() -> None:
     me = os.getpid()
     while True:
         for pid in descendants(me):
-            # OSError: gone already, or not ours to kill (a set-uid program).
-            with contextlib.suppress(OSError):
+            try:
                 os.kill(pid, signal.SIGKILL)
+            except OSError:
+                continue  # gone already, or not ours to kill (a set-uid program)
         try:
             while True:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
@@ -84,6 +84,8 @@ def kill_all() -> None:
 def exit_like(status: int) -> None:
     """Leave with ``status`` (as from waitpid): the same code, or the same signal."""
     if os.WIFSIGNALED(status):
+        import resource  # only here: each import costs every command startup time
+
         sig = os.WTERMSIG(status)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         signal.signal(sig, signal.SIG_DFL)
@@ -112,15 +114,23 @@ def run(program: list[str], parent: int) -> int:
     except OSError as exc:
         print(f"{program[0]}: {exc.strerror}", file=sys.stderr, flush=True)
         return (127 if isinstance(exc, FileNotFoundError) else 126) << 8
-    while True:
-        # Reap what has ended (orphans re-parented to us included) until the program has.
-        with contextlib.suppress(ChildProcessError):
-            while (ended := os.waitpid(-1, os.WNOHANG))[0] != 0:
-                if ended[0] == child:
-                    return ended[1]
+    while (status := reap_ended(child)) is None:
         info = signal.sigwaitinfo({signal.SIGCHLD, *STOP_SIGNALS})
         if info.si_signo != signal.SIGCHLD:
             return info.si_signo
+    return status
+
+
+def reap_ended(child: int) -> int | None:
+    """Reap every child that has ended (orphans re-parented to us included); ``child``'s
+    wait status once it is among them."""
+    try:
+        while (ended := os.waitpid(-1, os.WNOHANG))[0] != 0:
+            if ended[0] == child:
+                return ended[1]
+    except ChildProcessError:
+        return None
+    return None
 
 
 def main(argv: list[str]) -> None:

@@ -13,6 +13,7 @@ import json
 import socket
 import sys
 import threading
+import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -40,10 +41,29 @@ class FakeReply(ScriptedReply):
     `drop`: after the text chunks, close the socket without finishing the body.
     `hang`: never answer; the handler returns when the server stops (or after the
     server's `hang_limit`), closing the connection.
+
+    What a real server may do and a client must bound itself (``num_predict`` is a
+    request, not a promise; a read timeout only measures the gap between bytes):
+    `thinking`: pieces streamed before the text as the provider's thinking field
+    (Ollama's ``message.thinking``); they count toward the server's ``num_predict``.
+    `endless`: after the text chunks, keep streaming `endless_piece` as one more token
+    (in the thinking field when `endless_thinking`) and never send the end, whatever
+    ``num_predict`` asked: until the client hangs up, the server stops, or `hang_limit`
+    seconds pass (then the connection is cut).
+    `stall`: after the headers and the text chunks (none: right after the headers),
+    send nothing more until the server stops or `hang_limit` passes, then cut it.
+    `trickle`: the streamed body goes out one byte at a time, this many seconds apart
+    (each byte keeps a read timeout from tripping; no line is ever complete).
     """
 
     drop: bool = False
     hang: bool = False
+    thinking: list[str] | None = None
+    endless: bool = False
+    endless_piece: str = "tok "
+    endless_thinking: bool = False
+    stall: bool = False
+    trickle: float = 0.0
 
 
 class FakeHTTPError(Exception):
@@ -208,6 +228,17 @@ class _Handler(BaseHTTPRequestHandler):
     def end_stream(self) -> None:
         self.wfile.write(b"0\r\n\r\n")
 
+    def trickler(self, gap: float) -> Callable[[bytes], None]:
+        """A ``write_chunk`` that sends its data one byte at a time, ``gap`` s apart."""
+
+        def write(data: bytes) -> None:
+            for i in range(len(data)):
+                self.wait(gap)
+                self.write_chunk(data[i : i + 1])
+                self.wfile.flush()
+
+        return write
+
     def drop(self) -> None:
         """Close the connection abruptly (FIN, no end of the chunked body)."""
         self.close_connection = True
@@ -249,6 +280,8 @@ class FakeServer:
         self._queue: deque[Any] = deque(script)
         self._scripted = len(self._queue)
         self._chat_calls = 0
+        self.endless_tokens = 0
+        """Tokens sent by `FakeReply.endless` streams past their scripted text."""
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._httpd: _HTTPServer | None = None
@@ -403,20 +436,51 @@ class FakeServer:
             h.send_json(200, self._complete_body(index, body, reply))
             return
         h.start_stream(self._stream_content_type())
+        write = h.write_chunk if not reply.trickle else h.trickler(reply.trickle)
         for event in self._head_events(index, body):
-            h.write_chunk(event)
-        for i, piece in enumerate(reply.chunks()):
+            write(event)
+        for i, piece in enumerate(reply.thinking or []):
             if i and reply.chunk_delay:
                 h.wait(reply.chunk_delay)
-            h.write_chunk(self._text_event(index, body, piece))
+            write(self._thinking_event(index, body, piece))
+        for i, piece in enumerate(reply.chunks()):
+            if (i or reply.thinking) and reply.chunk_delay:
+                h.wait(reply.chunk_delay)
+            write(self._text_event(index, body, piece))
+        if reply.endless:
+            self._endless(h, write, index, body, reply)
+        if reply.stall:
+            h.wait(self.hang_limit)
+            h.drop()
         if reply.drop:
             h.drop()
         if (err := reply.exception()) is not None:
-            h.write_chunk(self._error_event(str(err)))
+            write(self._error_event(str(err)))
         else:
             for event in self._tail_events(index, body, reply):
-                h.write_chunk(event)
+                write(event)
         h.end_stream()
+
+    def _endless(
+        self,
+        h: _Handler,
+        write: Callable[[bytes], None],
+        index: int,
+        body: dict[str, Any],
+        reply: FakeReply,
+    ) -> None:
+        """Stream one token after another, never the end (see `FakeReply.endless`)."""
+        until = time.monotonic() + self.hang_limit
+        event = self._thinking_event if reply.endless_thinking else self._text_event
+        while time.monotonic() < until:
+            if reply.chunk_delay:
+                h.wait(reply.chunk_delay)
+            elif h.server.stop_event.is_set():
+                h.drop()
+            write(event(index, body, reply.endless_piece))
+            with self._lock:
+                self.endless_tokens += 1
+        h.drop()
 
     # Provider hooks.
     def _send_error(
@@ -433,6 +497,10 @@ class FakeServer:
 
     def _text_event(self, index: int, body: dict[str, Any], piece: str) -> bytes:
         raise NotImplementedError
+
+    def _thinking_event(self, index: int, body: dict[str, Any], piece: str) -> bytes:
+        """A streamed piece of thinking (a provider without a thinking field: none)."""
+        raise NotImplementedError(f"{type(self).__name__} streams no thinking")
 
     def _error_event(self, message: str) -> bytes:
         raise NotImplementedError

@@ -11,6 +11,10 @@ Like a real Ollama it refuses a `format` schema its grammar compiler cannot take
 "failed to parse grammar ..."), and it honours `options.num_predict`: a scripted reply
 longer than that many tokens is cut there and ends with done_reason "length" (its tool
 calls, which would be incomplete, are dropped).
+
+It can also misbehave as real servers do (`FakeReply`): think in `message.thinking`,
+stream for ever without `done` whatever `num_predict` said (`endless`), stall after the
+headers or mid-stream (`stall`), trickle a byte at a time (`trickle`).
 """
 
 from __future__ import annotations
@@ -83,7 +87,24 @@ def grammar_refusal(schema: Any, path: str = "$") -> str | None:
 
 
 def cut_to_num_predict(reply: FakeReply, num_predict: int) -> FakeReply:
-    """`reply` as a server that stops after `num_predict` tokens would send it."""
+    """`reply` as a server that stops after `num_predict` tokens would send it. Its
+    thinking pieces (a token each) come first and count; an `endless` reply is a
+    server that does not stop and is sent as it is."""
+    if reply.endless:
+        return reply
+    thinking = reply.thinking or []
+    if len(thinking) >= num_predict and (reply.text or reply.tool_calls):
+        usage = (reply.usage[0], num_predict) if reply.usage is not None else None
+        return dataclasses.replace(
+            reply,
+            thinking=thinking[:num_predict],
+            text="",
+            stream_chunks=None,
+            tool_calls=[],
+            usage=usage,
+            done_reason="length",
+        )
+    num_predict -= len(thinking)
     if estimate_tokens(reply.output_chars()) <= num_predict:
         return reply
     usage = (reply.usage[0], num_predict) if reply.usage is not None else None
@@ -277,6 +298,16 @@ class FakeOllamaServer(FakeServer):
                 "model": body.get("model"),
                 "created_at": _now(),
                 "message": {"role": "assistant", "content": piece},
+                "done": False,
+            }
+        )
+
+    def _thinking_event(self, index: int, body: dict[str, Any], piece: str) -> bytes:
+        return self._line(
+            {
+                "model": body.get("model"),
+                "created_at": _now(),
+                "message": {"role": "assistant", "content": "", "thinking": piece},
                 "done": False,
             }
         )

@@ -14,7 +14,7 @@ from enum import StrEnum
 
 from soothe.engine.text import clip
 
-__all__ = ["LLMError", "ModelErrorKind", "map_error"]
+__all__ = ["LLMError", "ModelErrorKind", "call_expired", "map_error"]
 
 
 class ModelErrorKind(StrEnum):
@@ -26,6 +26,8 @@ class ModelErrorKind(StrEnum):
     overloaded = "overloaded"
     bad_credentials = "bad_credentials"
     bad_request = "bad_request"
+    run_limit = "run_limit"
+    """The run passed its deadline or its cap on model calls (``llm.budget``)."""
     unknown = "unknown"
 
 
@@ -134,6 +136,17 @@ def _timeout(model: str, timeout: float | None) -> LLMError:
     return LLMError(
         ModelErrorKind.timeout,
         f"model '{model}' did not answer{within} (raise model.timeout or use a smaller model)",
+    )
+
+
+def call_expired(model: str, seconds: float) -> LLMError:
+    """A call that went on past its wall-clock cap (``model.call_timeout``): the server
+    kept sending (slowly, or without end), so no read timeout ever tripped."""
+    return LLMError(
+        ModelErrorKind.timeout,
+        f"model '{model}' did not finish its reply within {seconds:g}s "
+        "(raise model.call_timeout or use a smaller model)",
+        retryable=False,
     )
 
 

@@ -16,6 +16,7 @@ import json
 import random
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from langchain_core.messages import (
@@ -30,7 +31,8 @@ from pydantic import BaseModel
 
 from soothe.engine.config import CallRole, ModelSettings
 from soothe.engine.events import Usage
-from soothe.engine.llm.errors import LLMError, map_error
+from soothe.engine.llm.budget import RunBudget, current_budget
+from soothe.engine.llm.errors import LLMError, ModelErrorKind, call_expired, map_error
 from soothe.engine.llm.factory import Role, build_chat_model, model_name_for
 from soothe.engine.llm.schema import bounded_json_schema, sendable_tool
 from soothe.engine.llm.structured import (
@@ -135,13 +137,19 @@ async def _settle_abandoned_streams(timeout: float = 1.0) -> None:
     left behind. (A cancellation needs none of this: it unwinds every frame.)
     """
     current = asyncio.current_task()
-    pending = {
-        t
-        for t in asyncio.all_tasks()
-        if t is not current and type(t.get_coro()).__name__ == "async_generator_athrow"
-    }
-    if pending:
-        await asyncio.wait(pending, timeout=timeout)
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    # Closing one generator lets go of the one inside it, whose close is scheduled
+    # then: wait until none is left (bounded).
+    while (left := end - loop.time()) > 0:
+        pending = {
+            t
+            for t in asyncio.all_tasks()
+            if t is not current and type(t.get_coro()).__name__ == "async_generator_athrow"
+        }
+        if not pending:
+            break
+        await asyncio.wait(pending, timeout=left)
 
 
 def coerce_ids(ids: IdsLike) -> Scope | None:
@@ -285,7 +293,14 @@ class ModelHub:
         model = self.chat_model(role)
         runnable: Runnable[Any, Any] = model.bind_tools(_sendable(tools)) if tools else model
         runnable = self._limited(runnable, model, purpose)
-        reply = await self._call(runnable, messages, role=role, ids=ids, on_token=on_token)
+        reply = await self._call(
+            runnable,
+            messages,
+            role=role,
+            ids=ids,
+            on_token=on_token,
+            limit=self.num_predict(purpose),
+        )
         reply = normalize_tool_calls(reply, tools, coerce=coerce)
         if finish_reason(reply) == "length" and reply.text.strip() and not reply.tool_calls:
             note = f"\n\n{CUT_NOTE}"
@@ -349,6 +364,7 @@ class ModelHub:
         json_schema = bounded_json_schema(schema)
         model = self.chat_model(role)
         runnable = self._bind_schema(model, schema.__name__, json_schema)
+        limit = self.num_predict(purpose or call_role_for(schema))
         runnable = self._limited(runnable, model, purpose or call_role_for(schema))
         convo = with_system_note(messages, schema_hint(json_schema)) if hint else list(messages)
         retries = self.structured_retries if retries is None else retries
@@ -357,7 +373,9 @@ class ModelHub:
         outcome = None
         for _ in range(retries + 1):
             attempts += 1
-            reply = await self._call(runnable, convo, role=role, ids=ids, on_token=None)
+            reply = await self._call(
+                runnable, convo, role=role, ids=ids, on_token=None, limit=limit
+            )
             raw = reply.text
             truncated = finish_reason(reply) == "length"
             outcome = parse_structured(raw, schema, truncated=truncated)
@@ -419,55 +437,110 @@ class ModelHub:
         role: Role,
         ids: IdsLike,
         on_token: Callable[[str], None] | None,
+        limit: int = 0,
     ) -> AIMessage:
+        """One model call: its requests (the first and the transport retries), each read
+        by ``_read`` on a task of its own under a wall-clock cap; the reply is stopped by
+        the client once more than ``limit`` tokens (``num_predict``) arrived.
+
+        The cap is ``model.call_timeout`` or what is left of the run's deadline, if
+        less; the per-read HTTP timeout does not see a server that keeps trickling. A
+        call that ends in a timeout makes the run's later calls fail at once
+        (``RunBudget.stall``)."""
         event_ids = coerce_ids(ids)
         chars = prompt_chars(messages)
-        task = asyncio.current_task()  # once: each chunk checks it for a lost cancel
+        budget = current_budget()
         retry = 0
         while True:
+            if budget is not None:
+                budget.admit()
+            cap, by_run = self._cap(budget)
             started = time.monotonic()
-            parts: list[AIMessageChunk] = []
-            emitted = False
+            got = _Reading(limit=limit)
+            reading = asyncio.ensure_future(self._read(runnable, messages, got, on_token))
             try:
-                # astream is an async generator (typed as an iterator): closed on exit.
-                chunks = cast("AsyncGenerator[Any, None]", runnable.astream(messages))
-                async with contextlib.aclosing(chunks) as stream:
-                    async for chunk in stream:
-                        _raise_if_cancelled(task)
-                        parts.append(chunk)
-                        if on_token is not None and (piece := chunk.text):
-                            emitted = True
-                            try:
-                                on_token(piece)
-                            except Exception as exc:
-                                raise _CallbackFailed(exc) from exc
-                        if len(parts) % YIELD_EVERY == 0:
-                            # A reply that arrived in one burst is read from a buffer
-                            # without a wait: give the event loop (the screen) a turn.
-                            await asyncio.sleep(0)
+                done, _ = await asyncio.wait({reading}, timeout=cap)
             except asyncio.CancelledError:
-                self._account(role, event_ids, _merged(parts), chars, time.monotonic() - started)
+                await _stop(reading)
+                self._tally(role, event_ids, got, chars, started)
                 raise
+            if not done:  # past the cap: the server is still sending, or silent
+                await _stop(reading)
+                self._tally(role, event_ids, got, chars, started)
+                assert budget is not None or not by_run
+                err = budget.past_deadline() if budget is not None and by_run else None
+                if err is None:
+                    err = call_expired(self.model_name(role), cap)
+                    if budget is not None:
+                        budget.stall(err)
+                raise err
+            broken: Exception | None = None
+            try:
+                reading.result()
             except _CallbackFailed as failed:  # the caller's bug, not the model's
-                self._account(role, event_ids, _merged(parts), chars, time.monotonic() - started)
-                await _settle_abandoned_streams()
-                raise failed.original from None
+                broken = failed.original
+            except asyncio.CancelledError:  # the reading task alone was cancelled
+                self._tally(role, event_ids, got, chars, started)
+                raise
             except Exception as exc:
-                self._account(role, event_ids, _merged(parts), chars, time.monotonic() - started)
+                self._tally(role, event_ids, got, chars, started)
                 err = self._map(exc, role)
-                limit = self.transport_retries
+                limit_retries = self.transport_retries
                 if err.retry_limit is not None:
-                    limit = min(limit, err.retry_limit)
-                if err.retryable and not emitted and retry < limit:
+                    limit_retries = min(limit_retries, err.retry_limit)
+                if err.retryable and not got.emitted and retry < limit_retries:
                     delay = self.backoff_s * (2**retry) * (1 + random.random() / 4)
                     retry += 1
                     await asyncio.sleep(delay)
                     continue
+                if err.kind == ModelErrorKind.timeout and budget is not None:
+                    budget.stall(err)
                 raise err from exc
-            total = _merged(parts)
-            self._account(role, event_ids, total, chars, time.monotonic() - started)
-            _raise_if_cancelled(task)
-            return finish_message(total)
+            if broken is not None or got.cut:  # a stream left before its end: closed
+                await _settle_abandoned_streams()
+            self._tally(role, event_ids, got, chars, started)
+            if broken is not None:
+                raise broken from None
+            _raise_if_cancelled(asyncio.current_task())
+            return finish_message(got.total())
+
+    def _cap(self, budget: RunBudget | None) -> tuple[float, bool]:
+        """(the wall-clock cap of the next request in seconds, whether the run's deadline
+        is what sets it)."""
+        cap = self.settings.resolved_call_timeout()
+        left = budget.remaining() if budget is not None else None
+        if left is not None and left < cap:
+            return max(left, 0.0), True
+        return cap, False
+
+    async def _read(
+        self,
+        runnable: Runnable[Any, Any],
+        messages: list[BaseMessage],
+        got: _Reading,
+        on_token: Callable[[str], None] | None,
+    ) -> None:
+        """Stream one request into ``got``; stop reading once it holds more than its
+        limit of tokens (``_Reading.add``)."""
+        task = asyncio.current_task()  # once: each chunk checks it for a lost cancel
+        # astream is an async generator (typed as an iterator): closed on exit.
+        chunks = cast("AsyncGenerator[Any, None]", runnable.astream(messages))
+        async with contextlib.aclosing(chunks) as stream:
+            async for chunk in stream:
+                _raise_if_cancelled(task)
+                over = got.add(chunk)
+                if on_token is not None and (piece := chunk.text):
+                    got.emitted = True
+                    try:
+                        on_token(piece)
+                    except Exception as exc:
+                        raise _CallbackFailed(exc) from exc
+                if over:
+                    return
+                if len(got.parts) % YIELD_EVERY == 0:
+                    # A reply that arrived in one burst is read from a buffer
+                    # without a wait: give the event loop (the screen) a turn.
+                    await asyncio.sleep(0)
 
     def _map(self, exc: BaseException, role: Role) -> LLMError:
         return map_error(
@@ -478,6 +551,11 @@ class ModelHub:
             timeout=self.settings.timeout,
         )
 
+    def _tally(
+        self, role: Role, ids: Scope | None, got: _Reading, chars: int, started: float
+    ) -> None:
+        self._account(role, ids, got.total(), chars, time.monotonic() - started, arrived=got.tokens)
+
     def _account(
         self,
         role: Role,
@@ -485,12 +563,15 @@ class ModelHub:
         total: AIMessageChunk | None,
         chars: int,
         duration: float,
+        arrived: int = 0,
     ) -> None:
         usage = total.usage_metadata if total is not None else None
         counts = UsageCounts(
             calls=1,
             input_tokens=int(usage["input_tokens"]) if usage else 0,
-            output_tokens=int(usage["output_tokens"]) if usage else 0,
+            # A reply the client stopped (or a call cut off) has no server counts: its
+            # output is the tokens that arrived.
+            output_tokens=int(usage["output_tokens"]) if usage else arrived,
             duration_s=duration,
             prompt_chars=chars,
         )
@@ -508,6 +589,64 @@ class ModelHub:
                     **fields,
                 )
             )
+
+
+LIMIT_SLACK = 2
+"""Chunks past ``num_predict`` the client lets through before it stops a reply: a server
+that keeps to the limit may still send a chunk without a token (OpenAI's role chunk)."""
+STOP_TRIES = 10
+STOP_WAIT_S = 0.2
+
+
+@dataclass
+class _Reading:
+    """What one request has streamed so far, and how many tokens that is."""
+
+    limit: int = 0
+    parts: list[AIMessageChunk] = field(default_factory=list)
+    tokens: int = 0
+    emitted: bool = False
+    cut: bool = False
+
+    def add(self, chunk: AIMessageChunk) -> bool:
+        """Keep ``chunk``; True once the reply is past its limit (``cut``).
+
+        A server streams about one token per chunk, content or thinking (a thinking
+        chunk reaches us with empty content when the client drops the field), so every
+        chunk before the final one counts; the server's own count (Ollama's
+        ``eval_count``, OpenAI's usage) is used when it is higher."""
+        self.parts.append(chunk)
+        meta = chunk.response_metadata or {}
+        if not (meta.get("done") or meta.get("done_reason") or meta.get("finish_reason")):
+            self.tokens += 1
+        usage = chunk.usage_metadata
+        if usage and usage.get("output_tokens"):
+            self.tokens = max(self.tokens, int(usage["output_tokens"]))
+        if self.limit > 0 and self.tokens > self.limit + LIMIT_SLACK:
+            self.cut = True
+        return self.cut
+
+    def total(self) -> AIMessageChunk | None:
+        total = _merged(self.parts)
+        if total is not None and self.cut:
+            # Read as a reply the server ended at its limit ("length"): a text answer
+            # gets the cut note, a structured one is not trusted (re-asked).
+            meta = dict(total.response_metadata or {})
+            meta.update(done_reason="length", stopped_by_client=True)
+            total = total.model_copy(update={"response_metadata": meta})
+        return total
+
+
+async def _stop(task: asyncio.Task[Any]) -> None:
+    """Cancel ``task`` and wait for it, bounded; cancel again while it runs on (the HTTP
+    stack can swallow a cancellation, see ``_raise_if_cancelled``)."""
+    for _ in range(STOP_TRIES):
+        if task.done():
+            break
+        task.cancel()
+        await asyncio.wait({task}, timeout=STOP_WAIT_S)
+    if task.done() and not task.cancelled():
+        task.exception()  # retrieved: no "exception was never retrieved" warning
 
 
 def finish_message(total: AIMessageChunk | None) -> AIMessage:

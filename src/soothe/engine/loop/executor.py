@@ -24,9 +24,13 @@ if TYPE_CHECKING:
 
 AUTO_ANSWER = "No answer from the user: use your best judgement."
 
-STOP_KINDS = frozenset({"unreachable", "model_not_found", "no_tool_support", "bad_credentials"})
+STOP_KINDS = frozenset(
+    {"unreachable", "model_not_found", "no_tool_support", "bad_credentials", "timeout", "run_limit"}
+)
 """Model errors no replanning can get around: the run stops with the model's error and
-the step stays pending, to run when the goal is resumed."""
+the step stays pending, to run when the goal is resumed. A timeout is one: a server that
+stalled for a step would stall for the replan's steps too (each waiting the timeout
+again); so are the run's own limits (``run.deadline``, ``run.max_model_calls``)."""
 
 
 @dataclass

@@ -12,6 +12,7 @@ from soothe.engine.events import (
     FinalAnswer,
 )
 from soothe.engine.llm.errors import LLMError
+from soothe.engine.loop.executor import STOP_KINDS
 from soothe.engine.loop.planner import PlanningFailed
 from soothe.engine.loop.strange_loop import Intake, LoopExtras, LoopResult
 from soothe.engine.runner.base import TERMINAL, Groundwork, RunnerBase
@@ -189,8 +190,12 @@ class AgenticRunner(RunnerBase):
         ctx = self.loop.planning_context(goal_id)
         try:
             got = await self.loop.planner.reflect(ctx, failure, ids=scope)
-        except (PlanningFailed, LLMError):
+        except PlanningFailed:
             return ""  # the next round still gets the failure itself
+        except LLMError as exc:
+            if exc.kind.value in STOP_KINDS:
+                raise  # the run cannot go on (a stalled server, the run's limits)
+            return ""
         text = f"Reflection: {got.what_failed}. Try next: {got.try_next}."
         if not got.worth_retrying:
             text += " (The model judged it not worth retrying.)"

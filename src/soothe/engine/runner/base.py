@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from soothe.engine.events import (
     RunFailed,
 )
+from soothe.engine.llm.budget import run_budget
 from soothe.engine.loop.strange_loop import StrangeLoop
 from soothe.engine.outcome import OutcomeStatus, RunOutcome
 
@@ -174,7 +175,8 @@ class RunnerBase:
         calls_before = self.hub.usage.calls
         before = self._goal_ids(thread_id)
         try:
-            answer, touched = await work(thread_id)
+            with run_budget(self.settings.run):  # run.deadline, run.max_model_calls
+                answer, touched = await work(thread_id)
         except asyncio.CancelledError:
             await self._settle(self._interrupted(thread_id))
             raise

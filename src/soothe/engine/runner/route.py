@@ -21,6 +21,7 @@ from soothe.engine.events import (
     RunFinished,
     RunStarted,
 )
+from soothe.engine.llm.budget import run_budget
 from soothe.engine.loader import ground, split_task
 from soothe.engine.outcome import RunOutcome
 from soothe.engine.runner.base import Groundwork
@@ -79,9 +80,10 @@ class SootheRunner(ResumeRunner):
         try:  # from RunStarted on, an interrupt is said (RunFailed), however early
             history = await self._history(thread_id)
             await self.context.add_message(thread_id, "user", text)
-            answer = await self._dispatch(
-                text, thread_id, autonomous, subagent, history, forced=forced
-            )
+            with run_budget(self.settings.run):  # run.deadline, run.max_model_calls
+                answer = await self._dispatch(
+                    text, thread_id, autonomous, subagent, history, forced=forced
+                )
         except asyncio.CancelledError:
             await self._settle(self._interrupted(thread_id))
             raise

@@ -1,0 +1,96 @@
+"""The bounds of one run, as the model hub sees them: a deadline, a cap on model calls,
+and what a call that timed out left behind.
+
+A runner opens a ``RunBudget`` around the run (``run_budget``); it lives in a context
+variable, so every task the run starts (parallel steps, the loop's graph nodes) shares
+it. ``ModelHub`` asks it before each request (``admit``) and bounds each call's wall
+clock by what is left of the run. A call that timed out, once the hub's own retries are
+spent, is remembered (``stall``): every later call of the same run fails at once with
+the same error instead of waiting out the timeout again.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from soothe.engine.llm.errors import LLMError, ModelErrorKind
+
+if TYPE_CHECKING:
+    from soothe.engine.config import RunSettings
+
+__all__ = ["RunBudget", "current_budget", "run_budget"]
+
+RESUME_NOTE = "its goals are suspended; resume the thread to go on"
+
+
+@dataclass
+class RunBudget:
+    deadline_s: float = 0.0
+    """Wall-clock seconds the run may take (0: none)."""
+    max_calls: int = 0
+    """Model requests the run may send (0: no cap)."""
+    started: float = field(default_factory=time.monotonic)
+    calls: int = 0
+    stalled: LLMError | None = None
+    """The timeout a call of this run ended with: later calls fail fast with it."""
+
+    def remaining(self) -> float | None:
+        """Seconds left before the deadline (None: no deadline)."""
+        if self.deadline_s <= 0:
+            return None
+        return self.deadline_s - (time.monotonic() - self.started)
+
+    def admit(self) -> None:
+        """Count one more model request, or raise the ``LLMError`` that ends the run:
+        the deadline passed, the cap is reached, or an earlier call timed out."""
+        if self.stalled is not None:
+            raise LLMError(self.stalled.kind, self.stalled.message, retryable=False)
+        left = self.remaining()
+        if left is not None and left <= 0:
+            raise self.past_deadline()
+        if self.max_calls and self.calls >= self.max_calls:
+            raise LLMError(
+                ModelErrorKind.run_limit,
+                f"the run reached its cap of {self.max_calls} model calls "
+                f"(run.max_model_calls); {RESUME_NOTE}",
+                retryable=False,
+            )
+        self.calls += 1
+
+    def past_deadline(self) -> LLMError:
+        return LLMError(
+            ModelErrorKind.run_limit,
+            f"the run passed its deadline of {self.deadline_s:g}s (run.deadline); {RESUME_NOTE}",
+            retryable=False,
+        )
+
+    def stall(self, error: LLMError) -> None:
+        """Remember a call that timed out (the first one)."""
+        if self.stalled is None:
+            self.stalled = error
+
+
+_BUDGET: contextvars.ContextVar[RunBudget | None] = contextvars.ContextVar(
+    "soothe_run_budget", default=None
+)
+
+
+def current_budget() -> RunBudget | None:
+    """The budget of the run this task belongs to (None: outside any run)."""
+    return _BUDGET.get()
+
+
+@contextmanager
+def run_budget(settings: RunSettings) -> Iterator[RunBudget]:
+    """A fresh budget from ``settings`` for the duration of one run."""
+    budget = RunBudget(deadline_s=float(settings.deadline), max_calls=int(settings.max_model_calls))
+    token = _BUDGET.set(budget)
+    try:
+        yield budget
+    finally:
+        _BUDGET.reset(token)

@@ -4,6 +4,8 @@ writer on the same files would hand out the same goal ids. The lock is an adviso
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import os
 from pathlib import Path
@@ -23,6 +25,7 @@ class DataDirLock:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until release
+            handle.read(0)
         except OSError as exc:
             from soothe.engine.storage_errors import StorageError
 
@@ -42,14 +45,20 @@ class DataDirLock:
                 f"the data dir {self.path.parent} is in use by soothe (pid {owner}); "
                 "close it first, or pass --data-dir to use another one"
             ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(str(os.getpid()))
-        handle.flush()
+        try:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(str(os.getpid()))
+            handle.flush()
+        except OSError as exc:  # a full disk: the lock holds without the pid in it
+            if exc.errno not in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+                handle.close()
+                raise
         self._file = handle
 
     def release(self) -> None:
         if self._file is not None:
             fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
-            self._file.close()
+            with contextlib.suppress(OSError):  # a pid that could not be flushed (full disk)
+                self._file.close()
             self._file = None

@@ -145,9 +145,10 @@ def _path_of(owner: object) -> str | None:
     return None
 
 
-def storage_problem(exc: BaseException, default: str | Path) -> str:
-    """The one line for a storage error that reached a command: the file whose connection
-    failed (else ``default``); a write error during a run when the disk is full or failing."""
-    path = failing_file(exc) or str(default)
+def storage_problem(exc: BaseException, default: str | Path | None = None) -> str:
+    """The one line for a storage error that reached a command or ended a run: the file
+    whose connection failed (else ``default``); a write error when the disk is full or
+    failing."""
+    path = failing_file(exc) or (str(default) if default else "in the data dir")
     writing = disk_full(exc) or io_error(exc)
     return storage_message(path, exc, writing=writing)

@@ -27,7 +27,7 @@ def run_undo(
     from soothe.engine.agent.undo import apply_undo, describe, plan_undo
 
     path = Path(settings.storage.data_dir) / "journal.db"
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():  # a dangling link: Journal says why
         print("nothing to undo: the agent has not changed any file yet")
         return 0
     journal = Journal(path)

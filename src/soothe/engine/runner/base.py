@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -197,10 +198,16 @@ class RunnerBase:
 
 
 def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, sqlite3.Error):  # a store write failed (a full disk): which file
+        from soothe.engine.storage_errors import storage_problem
+
+        return storage_problem(exc)
     text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
     return " ".join(str(text).split())[:400]
 
 
 def _kind(exc: BaseException) -> str:
+    if isinstance(exc, sqlite3.Error):
+        return "storage"
     kind = getattr(exc, "kind", None)
     return str(kind) if kind else type(exc).__name__

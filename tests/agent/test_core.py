@@ -18,7 +18,7 @@ from soothe.engine.interact import InteractBroker
 from soothe.engine.llm.hub import ModelHub
 from soothe.engine.llm.scripted import ScriptedChatModel, ScriptedReply
 from soothe.engine.scope import Scope
-from tests.agent.helpers import IDS, Recorder, unique_sleep, wait_for_file, wait_gone
+from tests.agent.helpers import IDS, Recorder, running, unique_sleep, wait_for_file, wait_gone
 
 
 def build(
@@ -217,16 +217,22 @@ async def test_cancellation_mid_stream_stops_quickly(ws: Path) -> None:
 
 
 async def test_cancellation_kills_a_running_shell(ws: Path) -> None:
-    sleep = unique_sleep(30)
-    cmd = f"echo $$ > me.pid; exec {' '.join(sleep)}"
+    """Cancelling the step (Esc, Ctrl+C) ends its command and what the command started,
+    one that left its session (``setsid``) included."""
+    sleep, escaped = unique_sleep(30), unique_sleep(31)
+    cmd = f"(setsid {' '.join(escaped)} &); echo $$ > me.pid; exec {' '.join(sleep)}"
     model = ScriptedChatModel(script=[tool_reply("run_shell", {"command": cmd}), "x"])
     agent, _, _ = build(ws, model, approval="auto")
     task = asyncio.create_task(run(agent))
     await wait_for_file(ws / "me.pid")
+    for _ in range(500):  # bounded: the setsid'd sleep may still be starting
+        if running(escaped):
+            break
+        await asyncio.sleep(0.01)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
-        await asyncio.wait_for(task, 3.0)
-    assert await wait_gone(sleep)
+        await asyncio.wait_for(task, 10.0)
+    assert await wait_gone(sleep) and await wait_gone(escaped)
 
 
 def test_compact_tool_history_shortens_oldest_first() -> None:

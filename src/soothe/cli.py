@@ -29,7 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Commands: soothe threads | doctor | skills | config show | undo  (each has --help)",
     )
     parser.add_argument("--version", action="version", version=f"soothe {__version__}")
-    parser.add_argument("-p", "--prompt", metavar="TEXT", help="run one request headless")
+    parser.add_argument(
+        "-p", "--prompt", metavar="TEXT", help="run one request headless (-p - reads it from stdin)"
+    )
     parser.add_argument("--autonomous", action="store_true", help="treat the request as a goal")
     parser.add_argument(
         "--task", action="store_true", help="force the task path (plan and tools, no quiz answer)"
@@ -140,6 +142,12 @@ def main(argv: list[str] | None = None) -> int:
     else:
         args = build_parser().parse_args(argv)
     _setup_logging(args.debug)
+    if command is None and args.prompt == "-":  # the request on stdin (any length)
+        args.prompt = _read_request()
+        if not args.prompt.strip():
+            return error("-p -: stdin held no request; pipe the request in, or give -p TEXT", 2)
+    if getattr(args, "workspace", None) and (why := _not_a_directory(args.workspace)):
+        return error(f"--workspace {args.workspace}: {why}", 2)  # before any model call
     from soothe.engine.config_file import ConfigError, FrameConfig
 
     settings: Any
@@ -155,6 +163,12 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(exc.cli_line(), file=sys.stderr)
         return 2
+    workspace = getattr(getattr(settings, "tools", None), "workspace", None)
+    if command in (None, "skills") and workspace and (why := _not_a_directory(workspace)):
+        from soothe.engine.config import env_variable
+
+        where = env_variable(("tools", "workspace")) or settings.config_file
+        return error(f"config: {where}: tools.workspace: {workspace}: {why}", 2)
     try:
         return _dispatch(command, args, settings)
     except KeyboardInterrupt:
@@ -188,6 +202,24 @@ class _StderrHandler(logging.StreamHandler):
     @stream.setter
     def stream(self, value: Any) -> None:
         pass
+
+
+def _read_request() -> str:
+    """``-p -``: the whole of stdin, as UTF-8 (bytes that are not UTF-8 replaced)."""
+    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+    return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+
+
+def _not_a_directory(value: Any) -> str | None:
+    """Why ``value`` cannot be the workspace (the tools' root), or None."""
+    from pathlib import Path
+
+    path = Path(value).expanduser()
+    if not path.exists():
+        return "no such directory"
+    if not path.is_dir():
+        return "not a directory"
+    return None
 
 
 def _setup_logging(debug: bool) -> None:

@@ -350,25 +350,108 @@ def _dig(data: dict[str, Any], loc: tuple[Any, ...]) -> bool:
     return True
 
 
+class _Alone(Settings):
+    """``Settings`` validated from what it is given only (no environment, no file): one
+    source checked on its own, so a wrong type is refused even where a higher source
+    would have replaced it (``model = 5`` in the file under ``--provider demo``), and
+    blamed on that source."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)
+
+
+SANDBOX_MODES = ("auto", "landlock", "none")
+"""What ``SOOTHE_SANDBOX`` may say (``sandbox.detect``): the best confinement the machine
+has, Landlock only, or none."""
+
+
+def env_variable(loc: tuple[Any, ...]) -> str | None:
+    """The ``SOOTHE_*`` variable (as spelt in the environment) that set the key at
+    ``loc``: ``SOOTHE_MODEL__TIMEOUT`` for ``model.timeout``, else the ``SOOTHE_MODEL``
+    JSON object holding it; None when no variable did."""
+    names = {name.lower(): name for name in os.environ}
+    for end in range(len(loc), 0, -1):
+        wanted = (ENV_PREFIX + ENV_NESTED.join(str(p) for p in loc[:end])).lower()
+        if wanted in names:
+            return names[wanted]
+    return None
+
+
+def _env_data() -> dict[str, Any]:
+    """The settings the ``SOOTHE_*`` variables give, parsed as ``Settings`` reads them;
+    ConfigError naming the variable when one cannot be parsed (bad JSON)."""
+    from pydantic_settings import EnvSettingsSource, SettingsError
+
+    try:
+        return dict(EnvSettingsSource(Settings)())
+    except SettingsError as exc:
+        field = str(exc).split('"')[1] if '"' in str(exc) else ""
+        name = env_variable((field,)) or f"{ENV_PREFIX}{field.upper()}"
+        raise ConfigError(f"config error: {name}: {field}: not valid JSON") from None
+
+
+def _check_sandbox() -> None:
+    value = os.environ.get("SOOTHE_SANDBOX")
+    if value is not None and value.strip() and value.strip().lower() not in SANDBOX_MODES:
+        shown = ", ".join(SANDBOX_MODES)
+        raise ConfigError(f"config error: SOOTHE_SANDBOX: {value.strip()!r} is not one of {shown}")
+
+
+def _problem(exc: ValidationError) -> tuple[tuple[Any, ...], str, str]:
+    """(loc, dotted key, problem) of the first error."""
+    err = exc.errors()[0]
+    loc = tuple(p for p in err["loc"] if p != "__root__")
+    key = ".".join(str(p) for p in loc) or "(top level)"
+    problem = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+    return loc, key, problem
+
+
 def load_settings(
     config_path: Path | str | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> Settings:
-    """Load settings; raise ConfigError with a one-line message on any problem."""
+    """Load settings; raise ConfigError with a one-line message on any problem.
+
+    Each source is validated on its own first (the file, the ``SOOTHE_*`` variables, the
+    command line), so a wrong value is refused whatever another source sets, and the
+    message names where it came from: the file, the variable, or the command line."""
+    overrides = overrides or {}
     path, file_data = read_config_file(config_path)
+    _check_sandbox()
+    env_data = _env_data()
+    for data, source in ((file_data, "file"), (env_data, "env"), (overrides, "command line")):
+        if not data:
+            continue
+        try:
+            _Alone(**data)
+        except ValidationError as exc:
+            loc, key, problem = _problem(exc)
+            if source == "file":
+                where = str(path)
+            elif source == "env":
+                where = env_variable(loc) or "environment"
+            else:
+                where = source
+            raise ConfigError(f"config error: {where}: {key}: {problem}") from None
     token = _FILE_DATA.set(file_data)
     try:
-        settings = Settings(**(overrides or {}))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(p for p in err["loc"] if p != "__root__")
-        key = ".".join(str(p) for p in loc) or "(top level)"
-        problem = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-        where = str(path) if _dig(file_data, loc) or err["type"] == "extra_forbidden" else "env"
-        if where == "env" and overrides and _dig(overrides, loc):
+        settings = Settings(**overrides)
+    except ValidationError as exc:  # only what no source shows alone (values combined)
+        loc, key, problem = _problem(exc)
+        if _dig(overrides, loc):
             where = "command line"
-        elif where == "env":
-            where = "SOOTHE_" + "__".join(str(p) for p in loc).upper()
+        elif variable := env_variable(loc):
+            where = variable
+        else:
+            where = str(path)
         raise ConfigError(f"config error: {where}: {key}: {problem}") from None
     finally:
         _FILE_DATA.reset(token)

@@ -92,6 +92,12 @@ def read_config_file(config_path: Path | str | None = None) -> tuple[Path, dict[
         return path, tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config error: {path}: not valid TOML ({exc})") from None
+    except UnicodeDecodeError as exc:
+        byte = exc.object[exc.start : exc.start + 1].hex()
+        raise ConfigError(
+            f"config error: {path}: not UTF-8 text (byte 0x{byte} at offset {exc.start}); "
+            "save it as UTF-8"
+        ) from None
     except OSError as exc:
         raise ConfigError(f"config error: {path}: cannot read ({exc.strerror})") from None
 

@@ -99,3 +99,49 @@ async def test_the_approval_dialog_shows_the_command_visibly(rig: Rig) -> None:
         await pilot.press("d")
         await settle(app, pilot)
     assert not (rig.workspace / "owned.txt").exists()
+
+
+async def test_a_tool_error_quoting_markup_is_a_toast_of_plain_text(rig: Rig) -> None:
+    """A failed tool's first output line becomes a toast: markup in it (a file name the
+    model chose) must not become a link (OSC 8 to the attacker's address) or break it."""
+    name = "[link='http://evil.example/']click[/link] [/].md"
+    rig.brain.add("Classification", classify("simple"))
+    rig.brain.add("PlanGeneration", {"steps": [{"id": "S-01", "description": "Read it"}]})
+    rig.brain.step("S-01", FakeReply(tool_calls=[{"name": "read_file", "args": {"path": name}}]))
+    rig.brain.step("S-01", "There is no such file.")
+    rig.brain.always["StatusAssessment"] = {
+        "status": "done",
+        "goal_progress": "complete",
+        "require_goal_completion": False,
+    }
+    app = rig.app()
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await ready(app, pilot)
+        await send(app, pilot, "Read the file")
+        await until(lambda: "Tool read_file failed" in screen_text(app), pilot, timeout=30)
+        assert "[link='http://evil.example/']click[/link]" in screen_text(app)
+        output = terminal_output(app)
+        assert "\x1b]8;" not in output
+        assert foreign(output) == [], foreign(output)
+        assert not app.handler.errors
+
+
+async def test_a_thread_title_holding_markup_is_listed_as_text(rig: Rig) -> None:
+    """The threads screen's table read a title as markup: ``[/]`` in a request broke the
+    screen (MarkupError) and ``[link=URL]`` made a hyperlink."""
+    from soothe.app.screens.threads import ThreadsScreen
+
+    request = f"Check [link='http://evil.example/']this[/link] [/] {TITLE}now"
+    rig.brain.add("Classification", classify("quiz", "Checked."))
+    app = rig.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await send(app, pilot, request)
+        await settle(app, pilot)
+        await pilot.press("ctrl+t")
+        await until(lambda: isinstance(app.screen, ThreadsScreen), pilot)
+        await settle(app, pilot)
+        assert "Check [link='http://evil.example/']this[/link] [/]" in screen_text(app)
+        output = terminal_output(app)
+        assert "\x1b]8;" not in output
+        assert foreign(output) == [], foreign(output)

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.worker import Worker
 
@@ -127,6 +128,21 @@ class SootheBase(App[None]):
             provider=session.provider_status,
             thread=session.thread_id,
         )
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every toast is plain text, whoever asks (``markup`` is ignored): what toasts
+        quote (a tool's output, a server's error, a thread title, a model name) is never
+        read as markup, where ``[link=URL]`` became a hyperlink to URL and ``[/]`` crashed
+        the app (MarkupError)."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def alert(self, title: str, body: str) -> None:
         """A bell or desktop notification (``app/runs.py``)."""

@@ -170,7 +170,7 @@ class GoalDetailDialog(ModalScreen[None]):
                     # the text in a column of its own: a long description wraps under
                     # itself, not under the step's id
                     with Horizontal(classes="step-row" + (" -chosen" if chosen else "")):
-                        yield Static(f"{icon} {step.id}", classes="step-mark")
+                        yield Static(Content(f"{icon} {step.id}"), classes="step-mark")
                         yield Static(Content(step.description + after), classes="step-text")
                     if chosen and self.step_facts:
                         yield Static(Content(self.step_facts), classes="step-facts")

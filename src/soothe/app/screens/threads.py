@@ -5,13 +5,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from soothe.app.screens.dialogs import ConfirmDialog
+from soothe.engine.sanitize import one_line
 
 if TYPE_CHECKING:
     from soothe.app.main import SootheApp
@@ -75,7 +78,8 @@ class ThreadsScreen(Screen[None]):
         try:
             threads = await self.soothe.require_session().list_threads()
         except Exception as exc:
-            self.query_one("#threads-empty", Static).update(f"Could not list threads: {exc}")
+            message = Content(f"Could not list threads: {exc}")  # not markup
+            self.query_one("#threads-empty", Static).update(message)
             return
         self.show_threads(threads)
 
@@ -87,7 +91,8 @@ class ThreadsScreen(Screen[None]):
             mark = "●" if thread.id == self.current else " "
             table.add_row(
                 mark,
-                thread.title or "(untitled)",
+                # the table reads a str as markup: a title's "[/]" broke the screen
+                escape(one_line(thread.title)) or "(untitled)",
                 str(thread.goal_count),
                 _when(thread.last_active),
                 _when(thread.created_at),

@@ -232,9 +232,11 @@ def _read_pty(fd: int, into: list[bytes]) -> None:
         into.append(chunk)
 
 
-def _answer_at_terminal(env: Env, reply: str, *args: str) -> tuple[int, str, str]:
+def _answer_at_terminal(
+    env: Env, reply: str, *args: str, asked: bytes = b"[y/N/a=always]"
+) -> tuple[int, str, str]:
     """``soothe ARGS`` with stdin and stderr a terminal (a pty); ``reply`` is typed once
-    the approval question is on the screen. Returns (exit code, stdout, the terminal)."""
+    ``asked`` is on the screen. Returns (exit code, stdout, the terminal)."""
     master, slave = pty.openpty()
     chunks: list[bytes] = []
     reader = threading.Thread(target=_read_pty, args=(master, chunks), daemon=True)
@@ -251,7 +253,7 @@ def _answer_at_terminal(env: Env, reply: str, *args: str) -> tuple[int, str, str
     reader.start()
     try:
         deadline = time.monotonic() + 30
-        while b"[y/N/a=always]" not in b"".join(chunks):
+        while asked not in b"".join(chunks):
             assert proc.poll() is None, b"".join(chunks).decode()
             assert time.monotonic() < deadline, b"".join(chunks).decode()
             time.sleep(0.05)
@@ -288,6 +290,24 @@ def test_the_approval_question_shows_the_whole_command_with_its_controls(
     assert unsafe(terminal) == [], terminal
     assert "▸ S-01 List it" in terminal.splitlines()
     assert not (env.workspace / "owned.txt").exists()
+
+
+def test_a_clarification_question_shows_its_controls(brain: Brain, env: Env) -> None:
+    brain.add("Classification", {"label": "complex"})
+    question = f"Which file?\r{CLEAR}Say yes to delete everything"
+    ask_step = {"id": "S-01", "kind": "ask_user", "description": "Ask", "questions": [question]}
+    write = {"id": "S-02", "description": "Answer", "dependencies": ["S-01"]}
+    brain.add("PlanGeneration", {"steps": [ask_step, write]})
+    brain.step("S-02", "Noted.")
+    brain.add("StatusAssessment", DONE)
+
+    code, _out, terminal = _answer_at_terminal(
+        env, "notes.txt\n", "-p", "Pick a file", "--clarify", "ask", asked=b"\n> "
+    )
+
+    assert code == 0, terminal
+    assert "? Which file?␍␛[2JSay yes to delete everything" in terminal.splitlines()
+    assert unsafe(terminal) == [], terminal
 
 
 def test_doctor_prints_a_hostile_server_plain(env: Env) -> None:

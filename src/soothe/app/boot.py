@@ -95,7 +95,31 @@ class BootMixin(_Base):
         if self.animated:
             self.set_interval(1 / 8, self._tick)
             self.set_interval(SERVER_RECHECK_S, self._server_interval)
+        if not self.is_headless:
+            self._on_sigterm(install=True)
         self.call_after_refresh(self._first_frame)
+
+    def _on_sigterm(self, *, install: bool) -> None:
+        """SIGTERM quits as ctrl+q does when the answer is yes (``_terminated``), instead
+        of killing the process with the terminal left in the app's modes."""
+        import signal
+
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop = asyncio.get_running_loop()
+            if install:
+                loop.add_signal_handler(signal.SIGTERM, self._terminated)
+            else:
+                loop.remove_signal_handler(signal.SIGTERM)
+
+    def _terminated(self) -> None:
+        """SIGTERM: a run going on is interrupted (its step suspended, the goal resumable
+        with the thread, as esc leaves it), the session closes, Textual restores the
+        terminal, and the exit code is 143 (128 + 15)."""
+        worker = getattr(self, "_run_worker", None)
+        interrupt = getattr(self, "action_interrupt", None)  # runs.py, mixed in beside
+        if worker is not None and not worker.is_finished and callable(interrupt):
+            interrupt()
+        self.exit(return_code=143)
 
     def _apply_theme(self, wanted: str) -> str | None:
         """Use the theme; the warning to show when there is none of that name."""
@@ -341,6 +365,8 @@ class BootMixin(_Base):
         self.prompt.focus()
 
     async def on_unmount(self) -> None:
+        if not self.is_headless:
+            self._on_sigterm(install=False)
         self.handler.shutdown()
         if self.session is not None:
             with contextlib.suppress(Exception):

@@ -27,7 +27,7 @@ from tests.app.real_harness import (
     until,
 )
 from tests.fakes._base import FakeReply
-from tests.security.test_terminal_sanitise import COMMAND, HOSTILE, TITLE
+from tests.security.test_terminal_sanitise import CLEAR, COMMAND, HOSTILE, TITLE
 
 __all__ = ["brain", "ollama", "rig"]  # fixtures
 
@@ -145,3 +145,26 @@ async def test_a_thread_title_holding_markup_is_listed_as_text(rig: Rig) -> None
         output = terminal_output(app)
         assert "\x1b]8;" not in output
         assert foreign(output) == [], foreign(output)
+
+
+def test_the_guard_takes_controls_out_of_every_segment_textual_writes() -> None:
+    """The last door (app/terminal_guard.py, installed with the app): text that reaches a
+    widget without the view model (a notification quoting an exception, a screen reading
+    the session) is written without its control characters, styles kept."""
+    import io
+
+    from rich.console import Console
+    from rich.segment import Segment
+    from rich.style import Style
+    from textual.strip import Strip
+
+    from soothe.app import terminal_guard
+
+    assert terminal_guard.installed()  # by importing the app
+    console = Console(file=io.StringIO(), force_terminal=True, color_system="truecolor")
+    strip = Strip([Segment(f"a{TITLE}b{CLEAR}c\r", Style(bold=True)), Segment("\x9b2Jd")])
+    output = strip.render(console)
+    assert foreign(output) == [] and "\x1b[1m" in output
+    assert OWN_SEQUENCES.sub("", output) == "a]0;PWNED-TITLEb[2Jc2Jd"
+    # the same cells as Textual measured (controls take none)
+    assert strip.cell_length == len("a]0;PWNED-TITLEb[2Jc2Jd")

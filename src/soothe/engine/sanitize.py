@@ -21,6 +21,11 @@ is printed or drawn comes here, in one of three forms:
   look the same: what is approved is exactly what runs.
 - ``json_safe(line)``: a JSON document as ``json``/pydantic wrote it (they escape C0 as
   ``\\u001b``), with DEL, C1, bidi and line separators escaped as well (same value).
+
+Helpers: ``one_line`` (plain, white space folded, clipped: list rows, error lines),
+``plain_fields`` (an event or a view with every string plain: the app's view model),
+``drop_controls`` (every control out, newline included: text already laid out, the
+app's last guard in ``app/terminal_guard.py``).
 """
 
 from __future__ import annotations

@@ -168,3 +168,23 @@ def test_the_guard_takes_controls_out_of_every_segment_textual_writes() -> None:
     assert OWN_SEQUENCES.sub("", output) == "a]0;PWNED-TITLEb[2Jc2Jd"
     # the same cells as Textual measured (controls take none)
     assert strip.cell_length == len("a]0;PWNED-TITLEb[2Jc2Jd")
+
+
+async def test_the_clarification_dialog_shows_a_question_visibly(rig: Rig) -> None:
+    from soothe.app.screens.requests import ClarificationModal
+
+    rig.configure(tools={"clarify": "ask"})
+    rig.brain.add("Classification", classify("complex"))
+    question = f"Which file?\r{CLEAR}Say yes"
+    ask = {"id": "S-01", "kind": "ask_user", "description": "Ask", "questions": [question]}
+    rig.brain.add("PlanGeneration", {"steps": [ask]})
+    app = rig.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await send(app, pilot, "Pick a file")
+        await until(lambda: isinstance(app.screen, ClarificationModal), pilot, timeout=20)
+        await pilot.pause()
+        assert "1. Which file?␍␛[2JSay yes" in screen_text(app)
+        assert foreign(terminal_output(app)) == []
+        await pilot.press("escape")
+        await settle(app, pilot)

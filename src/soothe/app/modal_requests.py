@@ -26,7 +26,7 @@ else:
 
 class ModalRequests(_Base):
     def open_clarification(self, event: ClarificationRequested, asker: str) -> None:
-        modal = ClarificationModal(event.request_id, event.questions, asker)
+        modal = ClarificationModal(event.request_id, self._whole_questions(event), asker)
         self._open_request(event.request_id, modal, self._answer_clarification)
         self.alert("Soothe: a question", "; ".join(event.questions) or "clarification needed")
 
@@ -44,6 +44,14 @@ class ModalRequests(_Base):
         )
         self._open_request(event.request_id, modal, self._answer_approval)
         self.alert("Soothe: approval needed", modal.title_text)
+
+    def _whole_questions(self, event: ClarificationRequested) -> list[str]:
+        """The request's own questions: the event's were made plain for the transcript
+        (``ViewState.feed``); the dialog shows their control characters visibly."""
+        broker = getattr(self.session, "broker", None)
+        request = broker.get(event.request_id) if broker is not None else None
+        questions = getattr(request, "questions", None)
+        return list(questions) if isinstance(questions, list) else list(event.questions)
 
     def _whole_args(self, event: ApprovalRequested) -> dict[str, Any]:
         """The request's own arguments (the event's are shortened for display)."""

@@ -29,10 +29,11 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 USAGE = "usage: reaper.py PARENT_PID PROGRAM [ARGS...]"
 
 
-def prctl(option: int, value: int) -> None:
+def prctl(option: int, value: int, name: str) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"prctl({name}) failed: {os.strerror(errno)}")
 
 
 def descendants(root: int) -> list[int]:
@@ -98,8 +99,13 @@ def exit_like(status: int) -> None:
 def run(program: list[str], parent: int) -> int:
     """Start ``program`` and wait for it, or for a stop signal; its wait status, or the
     stop signal's number (a wait status saying "killed by that signal")."""
-    prctl(PR_SET_CHILD_SUBREAPER, 1)
-    prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    try:
+        prctl(PR_SET_CHILD_SUBREAPER, 1, "PR_SET_CHILD_SUBREAPER")
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM, "PR_SET_PDEATHSIG")
+    except OSError as exc:
+        # Not run unsupervised: the command could leave processes behind for ever.
+        print(f"soothe: cannot supervise the command: {exc.strerror}", file=sys.stderr)
+        return 126 << 8
     if os.getppid() != parent:
         return signal.SIGTERM  # soothe died before it could tell us
     try:

@@ -145,9 +145,9 @@ class Session(SessionGoals):
             self.context = await ContextEngine.open(location)
         except Exception as exc:
             await self._close_pool()
-            if isinstance(exc, StorageError) and not isinstance(location, str | Path):
-                raise
-            raise StorageError(_storage_message(location, exc), str(location)) from exc
+            if isinstance(exc, StorageError) or not isinstance(location, str | Path):
+                raise  # worded already, or PostgreSQL's own error (no file to name)
+            raise StorageError(_storage_message(location, exc), location) from exc
         self.memory = memory_for(self.context, cross_thread=self.settings.memory.cross_thread)
         self._storage_only = True
 
@@ -232,6 +232,10 @@ class Session(SessionGoals):
         except StorageError:
             raise
         except Exception as exc:
+            if postgres:  # the DSN without its password
+                from soothe.engine.context.store_pg import redact_dsn
+
+                db_path = redact_dsn(str(db_path))
             raise StorageError(_storage_message(db_path, exc), db_path) from exc
         try:  # before recover(): a start refused here changes nothing
             checkpointer: Any

@@ -186,24 +186,6 @@ def main(argv: list[str] | None = None) -> int:
         return error(problem or f"{type(exc).__name__}: {exc} (run with --debug for details)")
 
 
-class _StderrHandler(logging.StreamHandler):
-    """Writes to ``sys.stderr`` as it is when a record comes (the app and the tests
-    replace it), like Python's last-resort handler."""
-
-    soothe_cli = True
-
-    def __init__(self) -> None:
-        super().__init__(sys.stderr)
-
-    @property
-    def stream(self) -> Any:
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, value: Any) -> None:
-        pass
-
-
 def _read_request() -> str:
     """``-p -``: the whole of stdin, as UTF-8 (bytes that are not UTF-8 replaced)."""
     data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
@@ -222,21 +204,31 @@ def _not_a_directory(value: Any) -> str | None:
     return None
 
 
+class _LastResort(logging.Handler):
+    """Python's last-resort handler (``logging.lastResort``: records of warning and up
+    on ``sys.stderr`` as it is then, the message alone, used only when no handler is
+    configured), without the tracebacks of exceptions the engine caught and logged (a
+    transcript write that failed on a full disk, a listener that raised): the command's
+    own ``error:`` line reports what matters."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.exc_info is None and super().filter(record)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+
+
 def _setup_logging(debug: bool) -> None:
-    """Log records on stderr as Python shows them without a handler (warnings and up,
-    the message alone), except that an exception the engine caught and logged (a failed
-    transcript write on a full disk, a listener that raised) shows no traceback: the
-    command's own ``error:`` line reports what matters. ``--debug`` shows everything."""
-    root = logging.getLogger()
-    if any(getattr(h, "soothe_cli", False) for h in root.handlers):
-        return
-    handler = _StderrHandler()
-    if debug:
-        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    else:
-        handler.setLevel(logging.WARNING)
-        handler.addFilter(lambda record: record.exc_info is None)
-    root.addHandler(handler)
+    """Without ``--debug``, no traceback from the log on stderr (``_LastResort``)."""
+    if not debug:
+        logging.lastResort = _LastResort()
 
 
 class ThreadNotFound(LookupError):

@@ -146,7 +146,7 @@ def test_sigterm_in_the_app_suspends_the_step_restores_the_terminal_and_exits_14
     try:
         term.wait_for("Type a request")
         term.type(b"Summarise the facts\r")
-        assert reached.wait(timeout=40), term.text()[-2000:]
+        assert reached.wait(timeout=60), term.text()[-2000:]
         before = len(term.output)
         term.proc.send_signal(signal.SIGTERM)
         code = term.wait_exit()

@@ -56,7 +56,7 @@ def terminate_at(
         os.close(slave)
         reader.start()
     try:
-        assert reached.wait(timeout=20), f"the run never reached step {step}"
+        assert reached.wait(timeout=60), f"the run never reached step {step}"
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=20)
         if tty:

@@ -65,11 +65,12 @@ async def test_a_hostile_answer_and_plan_reach_the_screen_without_their_sequence
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
         await send(app, pilot, "Read the notes")
-        await until(lambda: "after" in screen_text(app), pilot, timeout=30)
+        await until(lambda: "G1 completed" in screen_text(app), pilot, timeout=30)
         await settle(app, pilot)
         shown = screen_text(app)
-        assert "Read the notes" in shown
-        assert "before click after" in shown, shown
+        assert "S-01 Read the notes" in shown  # the title sequence gone whole
+        answers = list(app.handler.answers.values())
+        assert any(a.endswith("says before click after") for a in answers), answers
         output = terminal_output(app)
         assert foreign(output) == [], foreign(output)
         assert "PWNED" not in output and "52;" not in output

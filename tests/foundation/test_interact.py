@@ -227,3 +227,40 @@ async def test_answer_then_cancel_publishes_one_outcome(
         await asyncio.wait_for(task, WAIT)
     assert [e.outcome for e in answered_events(recorded)] == ["approve_once"]
     assert broker.pending() == []
+
+
+class _Clock:
+    """Stands in for the ``time`` module inside soothe.engine.llm.budget."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+async def test_the_run_deadline_stops_while_the_user_is_asked(
+    broker: InteractBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An approval left open longer than run.deadline does not fail the run: only the
+    run's own time counts (two overlapping asks, as from parallel steps, count once)."""
+    from soothe.engine.config import RunSettings
+    from soothe.engine.llm import budget as budget_module
+
+    clock = _Clock()
+    monkeypatch.setattr(budget_module, "time", clock)
+    with budget_module.run_budget(RunSettings(deadline=60, max_model_calls=0)) as budget:
+        clock.now += 20  # the run works for 20 s
+        first, second = approval(), clarification()
+        asking = [await ask_in_task(broker, first), await ask_in_task(broker, second)]
+        clock.now += 3600  # the user is at lunch
+        broker.answer(first.request_id, ApprovalResponse(outcome="approve_once"))
+        await asyncio.wait_for(asking[0], WAIT)
+        clock.now += 600  # the second dialog stays open
+        broker.answer(second.request_id, ClarificationResponse(answers=["x", "y"]))
+        await asyncio.wait_for(asking[1], WAIT)
+        assert budget.remaining() == pytest.approx(40)
+        budget.admit()  # still within the deadline
+        clock.now += 41
+        with pytest.raises(Exception, match=r"passed its deadline of 60s"):
+            budget.admit()

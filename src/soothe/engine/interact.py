@@ -26,6 +26,7 @@ from soothe.engine.events import (
     ClarificationAnswered,
     ClarificationRequested,
 )
+from soothe.engine.llm.budget import user_wait
 from soothe.engine.scope import Scope
 
 
@@ -104,7 +105,8 @@ class InteractBroker:
         self._pending[request.request_id] = (request, future)
         self.bus.publish(self._requested_event(request))
         try:
-            return await asyncio.wait_for(asyncio.shield(future), timeout)
+            with user_wait():  # the run's deadline does not run while the user is asked
+                return await asyncio.wait_for(asyncio.shield(future), timeout)
         except TimeoutError:
             return self._finish(request, self._closing(request, "timeout"))
         except asyncio.CancelledError:

@@ -23,7 +23,7 @@ from soothe.engine.llm.errors import LLMError, ModelErrorKind
 if TYPE_CHECKING:
     from soothe.engine.config import RunSettings
 
-__all__ = ["RunBudget", "current_budget", "run_budget"]
+__all__ = ["RunBudget", "current_budget", "run_budget", "user_wait"]
 
 RESUME_NOTE = "its goals are suspended; resume the thread to go on"
 
@@ -34,16 +34,38 @@ class RunBudget:
     """Wall-clock seconds the run may take (0: none)."""
     max_calls: int = 0
     """Model requests the run may send (0: no cap)."""
-    started: float = field(default_factory=time.monotonic)
+    started: float = field(default_factory=lambda: time.monotonic())  # read at creation
     calls: int = 0
     stalled: LLMError | None = None
     """The timeout a call of this run ended with: later calls fail fast with it."""
+    waited: float = 0.0
+    """Seconds the run spent waiting for the user (not counted against the deadline)."""
+    _waits: int = 0
+    _wait_began: float = 0.0
 
     def remaining(self) -> float | None:
-        """Seconds left before the deadline (None: no deadline)."""
+        """Seconds left before the deadline (None: no deadline). Time spent waiting for
+        the user (an approval, a clarification) does not count: a dialog left open over
+        lunch must not fail the run."""
         if self.deadline_s <= 0:
             return None
-        return self.deadline_s - (time.monotonic() - self.started)
+        now = time.monotonic()
+        waiting = now - self._wait_began if self._waits else 0.0
+        return self.deadline_s - (now - self.started - self.waited - waiting)
+
+    @contextmanager
+    def user_wait(self) -> Iterator[None]:
+        """Stop the deadline's clock while the user is asked (overlapping asks of parallel
+        steps count once)."""
+        if self._waits == 0:
+            self._wait_began = time.monotonic()
+        self._waits += 1
+        try:
+            yield
+        finally:
+            self._waits -= 1
+            if self._waits == 0:
+                self.waited += time.monotonic() - self._wait_began
 
     def admit(self) -> None:
         """Count one more model request, or raise the ``LLMError`` that ends the run:
@@ -94,3 +116,14 @@ def run_budget(settings: RunSettings) -> Iterator[RunBudget]:
         yield budget
     finally:
         _BUDGET.reset(token)
+
+
+@contextmanager
+def user_wait() -> Iterator[None]:
+    """Around a wait for the user's answer: the current run's deadline clock stops."""
+    budget = _BUDGET.get()
+    if budget is None:
+        yield
+        return
+    with budget.user_wait():
+        yield

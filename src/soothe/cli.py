@@ -207,28 +207,31 @@ def _not_a_directory(value: Any) -> str | None:
 class _LastResort(logging.Handler):
     """Python's last-resort handler (``logging.lastResort``: records of warning and up
     on ``sys.stderr`` as it is then, the message alone, used only when no handler is
-    configured), without the tracebacks of exceptions the engine caught and logged (a
-    transcript write that failed on a full disk, a listener that raised): the command's
-    own ``error:`` line reports what matters."""
+    configured), without the records of exceptions the engine caught and logged (a
+    transcript write that failed on a full disk, a listener that raised) unless
+    ``--debug``: the command's own ``error:`` line reports what matters. A log message
+    can quote a server, a tool or an MCP server's stderr: it is printed plain."""
 
-    def __init__(self) -> None:
+    def __init__(self, debug: bool = False) -> None:
         super().__init__(logging.WARNING)
+        self.debug = debug
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return record.exc_info is None and super().filter(record)
+        return (self.debug or record.exc_info is None) and super().filter(record)
 
     def emit(self, record: logging.LogRecord) -> None:
+        from soothe.engine.sanitize import plain
+
         try:
-            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.write(plain(self.format(record)) + "\n")
             sys.stderr.flush()
         except (OSError, ValueError):
             pass
 
 
 def _setup_logging(debug: bool) -> None:
-    """Without ``--debug``, no traceback from the log on stderr (``_LastResort``)."""
-    if not debug:
-        logging.lastResort = _LastResort()
+    """The log's last resort on stderr: plain text, tracebacks only with ``--debug``."""
+    logging.lastResort = _LastResort(debug)
 
 
 class ThreadNotFound(LookupError):

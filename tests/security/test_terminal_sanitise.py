@@ -20,6 +20,7 @@ import time
 import unicodedata
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -349,3 +350,26 @@ def test_mcp_prints_a_hostile_server_error_plain(env: Env, tmp_path: Path) -> No
     assert result.returncode == 1
     assert "cannot start now" in result.stdout, result.stdout
     assert unsafe(result.stdout + result.stderr) == [], result.stdout
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_logged_warning_quoting_a_hostile_server_is_plain(
+    env: Env, tmp_path: Path, debug: bool
+) -> None:
+    """An MCP server that fails to start is logged (and reported) on stderr by `-p`; the
+    log line quotes its stderr, and went out raw through the log's last resort."""
+    server = tmp_path / "hostile_server.py"
+    server.write_text(
+        f"import sys\nsys.stderr.write({('cannot start ' + TITLE + CLEAR + 'now')!r})\n"
+        "sys.exit(3)\n"
+    )
+    config = env.home / "xdg-config" / "soothe" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[mcp.servers.bad]\ncommand = "{sys.executable}"\nargs = ["{server}"]\n')
+
+    extra = ["--debug"] if debug else []
+    result = run(env, "-p", "List the files", "--task", "--provider", "demo", *extra)
+
+    assert result.returncode == 0, result.stderr
+    assert "cannot start" in result.stderr
+    assert unsafe(result.stderr) == [], result.stderr

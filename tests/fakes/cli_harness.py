@@ -3,8 +3,9 @@
 Fixtures (import them into a conftest): ``brain`` (a `Brain`), ``fake`` (a
 `FakeOllamaServer` answering with it), ``env`` (an `Env`: HOME/XDG under tmp_path,
 provider variables cleared, cwd an empty workspace) and ``soothe`` (``soothe(*args)``
-runs ``soothe.cli.main`` in-process and returns a `Result`); ``spawn(env, *args)`` runs
-it as a subprocess in the same isolation; ``read_store(db_path)`` snapshots what a run
+runs ``soothe.cli.main`` in-process and returns a `Result`); ``spawn(env, *args)`` starts
+it as a subprocess in the same isolation, ``run_soothe(env, *args)`` runs one to its end;
+``read_store(db_path)`` snapshots what a run
 left in the database.
 """
 
@@ -104,17 +105,68 @@ class Result:
         return lines[0]
 
 
-def spawn(env: Env, *args: str, url: str | None = None) -> subprocess.Popen[str]:
-    """``python -m soothe ARGS`` with the model/storage options, in the isolated env."""
+def spawn(env: Env, *args: str, url: str | None = None, **variables: str) -> subprocess.Popen[str]:
+    """``python -m soothe ARGS`` with the model/storage options, in the isolated env
+    (plus the environment ``variables``)."""
     return subprocess.Popen(
         [sys.executable, "-m", "soothe", *args, *env.base_args(url=url)],
         cwd=env.workspace,
-        env=env.environ(),
+        env=env.environ(**variables),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def run_soothe(
+    env: Env,
+    *args: str,
+    config: str | None = None,
+    timeout: float = 60.0,
+    stdin: str | None = None,
+    preexec_fn: Callable[[], None] | None = None,
+    **variables: str,
+) -> Result:
+    """``soothe ARGS`` as a subprocess in the isolated env, to its end.
+
+    A run gets the model/storage/workspace options not given in ``args`` (given ones
+    win); a subcommand (threads, undo...) gets only ``--data-dir``. ``config`` is written
+    to a config file passed with ``--config``; ``variables`` are added to the
+    environment; ``stdin`` is sent as its input. A process still going after
+    ``timeout`` seconds is killed and the test fails with its output.
+    """
+    from soothe.cli import SUBCOMMANDS
+
+    argv = list(args)
+    if config is not None:
+        path = env.home / "config.toml"
+        path.write_text(config, encoding="utf-8")
+        argv += ["--config", str(path)]
+    if args and args[0] in SUBCOMMANDS:
+        argv += ["--data-dir", str(env.data_dir)]
+    else:
+        argv += env.base_args(args)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "soothe", *argv],
+        cwd=env.workspace,
+        env=env.environ(**variables),
+        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=preexec_fn,
+    )
+    try:
+        out, err = proc.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(
+            f"soothe {' '.join(args)} did not exit within {timeout} s (killed):\n"
+            f"{out[-2000:]}\n{err[-2000:]}"
+        ) from None
+    return Result(proc.returncode, out, err)
 
 
 @dataclass

@@ -10,16 +10,14 @@ and the tests count what the server received and what the run reported.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
 from typing import Any
 
 import pytest
 
-from soothe.cli import SUBCOMMANDS
 from soothe.engine.llm.hub import CUT_NOTE, LIMIT_SLACK
 from tests.fakes._base import FakeReply
+from tests.fakes.cli_harness import Result, run_soothe
 from tests.fakes.ollama_server import FakeOllamaServer
 from tests.faults.harness import ONE_STEP, SIMPLE, TRACEBACK, Brain, Env, check_persisted
 
@@ -27,41 +25,19 @@ HANG_GUARD_S = 90.0
 """Longest a run may take before the test calls it a hang (never reached when fixed)."""
 
 
-def run_cli(
-    env: Env, *args: str, config: str = "", **variables: str
-) -> subprocess.CompletedProcess[str]:
-    """``soothe ARGS`` as a subprocess in the isolated env, with a config file holding
-    ``config`` and extra environment ``variables`` (a subcommand gets the data dir)."""
-    path = env.home / "config.toml"
-    path.write_text(config, encoding="utf-8")
-    base = ["--data-dir", str(env.data_dir)] if args[0] in SUBCOMMANDS else env.base_args()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "soothe", *args, "--config", str(path), *base],
-        cwd=env.workspace,
-        env=env.environ(**variables),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        out, err = proc.communicate(timeout=HANG_GUARD_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        raise AssertionError(
-            f"soothe did not end (killed):\n{out[-2000:]}\n{err[-2000:]}"
-        ) from None
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+def run_cli(env: Env, *args: str, config: str = "", **variables: str) -> Result:
+    """``soothe ARGS`` as a subprocess with a config file holding ``config`` and extra
+    environment ``variables``, killed as a hang after HANG_GUARD_S."""
+    return run_soothe(env, *args, config=config, timeout=HANG_GUARD_S, **variables)
 
 
 def json_events(out: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
-def one_error(result: subprocess.CompletedProcess[str]) -> str:
-    assert TRACEBACK not in result.stderr + result.stdout, result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
+def one_error(result: Result) -> str:
+    assert TRACEBACK not in result.err + result.out, result.err
+    lines = result.error_lines()
     errors = [line for line in lines if line.startswith("error: ")]
     assert len(errors) == 1, lines
     return errors[0]
@@ -82,8 +58,8 @@ def test_endless_stream_is_stopped_at_num_predict(
     brain.add("Classification", SIMPLE).add("PlanGeneration", ONE_STEP)
     brain.step("S-01", FakeReply(text="The files: ", endless=True))
     r = run_cli(env, "-p", "list the files", config="[model.num_predict]\nstep = 40\n")
-    assert r.returncode == 0, r.stderr
-    answer = r.stdout.strip()
+    assert r.code == 0, r.err
+    answer = r.out.strip()
     assert answer.endswith(CUT_NOTE)
     assert 30 <= answer.count("tok") <= 40 + LIMIT_SLACK + 1
     assert chat_kinds(brain) == {"Classification": 1, "PlanGeneration": 1, "step:S-01": 1}
@@ -101,8 +77,8 @@ def test_endless_thinking_is_counted_too(brain: Brain, fake: FakeOllamaServer, e
     brain.step("S-01", FakeReply(endless=True, endless_thinking=True))
     brain.always["step"] = "a.txt and b.txt"
     r = run_cli(env, "-p", "list the files", "--json", config="[model.num_predict]\nstep = 30\n")
-    assert r.returncode == 0, r.stderr
-    events = json_events(r.stdout)
+    assert r.code == 0, r.err
+    events = json_events(r.out)
     assert events[-1]["type"] == "answer.final" and "a.txt" in events[-1]["text"]
     first_step = next(e for e in events if e["type"] == "usage" and e.get("step_id") == "S-01")
     assert 30 <= first_step["output_tokens"] <= 30 + LIMIT_SLACK + 1
@@ -134,7 +110,7 @@ def test_stalled_server_fails_the_run_once(
     brain.always["step"] = stalled
     brain.always["complete"] = "done"
     r = run_cli(env, "-p", "list the files", config="[model]\ntimeout = 1\n")
-    assert r.returncode == 1
+    assert r.code == 1
     line = one_error(r)
     assert "did not answer within 1s" in line and "model.timeout" in line
     assert chat_kinds(brain) == {"Classification": 1, "PlanGeneration": 1, "step:S-01": 1}
@@ -150,7 +126,7 @@ def test_trickling_server_hits_the_call_cap(brain: Brain, fake: FakeOllamaServer
     brain.add("Classification", SIMPLE).add("PlanGeneration", ONE_STEP)
     brain.always["step"] = FakeReply(text="a.txt", trickle=0.3)
     r = run_cli(env, "-p", "list the files", config="[model]\ntimeout = 1\ncall_timeout = 2\n")
-    assert r.returncode == 1
+    assert r.code == 1
     line = one_error(r)
     assert "did not finish its reply within 2s" in line and "model.call_timeout" in line
     assert chat_kinds(brain) == {"Classification": 1, "PlanGeneration": 1, "step:S-01": 1}
@@ -162,7 +138,7 @@ def test_trickling_server_hits_the_call_cap(brain: Brain, fake: FakeOllamaServer
 # --- a run's deadline and its cap on model calls --------------------------------------------
 
 
-def resume(env: Env, thread_id: str) -> subprocess.CompletedProcess[str]:
+def resume(env: Env, thread_id: str) -> Result:
     return run_cli(env, "-p", "", "--thread", thread_id)
 
 
@@ -176,22 +152,22 @@ def test_run_deadline_fails_the_run_and_the_goal_resumes(
     slow = FakeReply(stream_chunks=[f"w{i} " for i in range(40)], chunk_delay=0.5)
     brain.step("S-01", slow, "a.txt and b.txt")
     r = run_cli(env, "-p", "list the files", "--json", SOOTHE_RUN__DEADLINE="3")
-    assert r.returncode == 1
+    assert r.code == 1
     line = one_error(r)
     assert "deadline of 3s" in line and "run.deadline" in line
-    failed = json_events(r.stdout)[-1]
+    failed = json_events(r.out)[-1]
     assert failed["type"] == "run.failed" and failed["kind"] == "run_limit"
     assert "deadline of 3s" in failed["error"]
     saved = check_persisted(env.data_dir)
     (goal,) = saved.goals.values()
     assert goal.status == "suspended" and saved.steps[goal.id] == {"S-01": "pending"}
     shown = run_cli(env, "threads", "show", goal.thread_id)
-    assert shown.returncode == 0, shown.stderr
-    assert "suspended" in shown.stdout
+    assert shown.code == 0, shown.err
+    assert "suspended" in shown.out
 
     again = resume(env, goal.thread_id)
-    assert again.returncode == 0, again.stderr
-    assert "a.txt" in again.stdout
+    assert again.code == 0, again.err
+    assert "a.txt" in again.out
     saved = check_persisted(env.data_dir)
     assert saved.goals[goal.id].status == "completed"
 
@@ -206,10 +182,10 @@ def test_model_call_cap_fails_the_run_and_the_goal_resumes(
     looping = {"tool_calls": [{"name": "list_dir", "args": {"path": "."}}]}
     brain.step("S-01", looping)
     r = run_cli(env, "-p", "list the files", "--json", SOOTHE_RUN__MAX_MODEL_CALLS="3")
-    assert r.returncode == 1
+    assert r.code == 1
     line = one_error(r)
     assert "cap of 3 model calls" in line and "run.max_model_calls" in line
-    failed = json_events(r.stdout)[-1]
+    failed = json_events(r.out)[-1]
     assert failed["type"] == "run.failed" and failed["kind"] == "run_limit"
     assert len(fake.chat_requests()) == 3  # the fourth was never sent
     saved = check_persisted(env.data_dir)
@@ -220,14 +196,14 @@ def test_model_call_cap_fails_the_run_and_the_goal_resumes(
     brain.always["StatusAssessment"] = {"status": "done", "goal_progress": "complete"}
     brain.always["complete"] = "The folder holds a.txt."
     again = resume(env, goal.thread_id)
-    assert again.returncode == 0, again.stderr
+    assert again.code == 0, again.err
     assert check_persisted(env.data_dir).goals[goal.id].status == "completed"
 
 
 def test_run_settings_from_the_environment(env: Env) -> None:
     """The two run bounds are settings like the others (file, SOOTHE_RUN__* variables)."""
     r = run_cli(env, "config", "show", SOOTHE_RUN__DEADLINE="12.5", SOOTHE_RUN__MAX_MODEL_CALLS="7")
-    assert r.returncode == 0, r.stderr
-    shown = json.loads(r.stdout)
+    assert r.code == 0, r.err
+    shown = json.loads(r.out)
     assert shown["run"] == {"deadline": 12.5, "max_model_calls": 7}
     assert shown["model"]["call_timeout"] is None

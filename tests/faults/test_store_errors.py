@@ -27,15 +27,13 @@ import os
 import resource
 import signal
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.fakes.brain import Brain
-from tests.fakes.cli_harness import Env, Result, read_store
+from tests.fakes.cli_harness import Env, Result, read_store, run_soothe
 from tests.fakes.ollama_server import FakeOllamaServer
 
 QUIZ = {"label": "quiz", "answer": "4", "reason": "math"}
@@ -58,32 +56,11 @@ def file_size_limit(limit: int) -> Callable[[], None]:
 
 
 def run(env: Env, *args: str, limit: int | None = None, timeout: float = 40.0) -> Result:
-    """``soothe ARGS`` as a process; a run (``-p``) gets the model, storage and workspace
-    options, a command the data dir (and the model for ``worker``)."""
-    argv = list(args)
-    if argv[0] == "-p":
-        argv += env.base_args()
-    else:
-        argv += ["--data-dir", str(env.data_dir)]
-        if argv[0] == "worker":
-            argv += ["--provider", "ollama", "--base-url", env.url, "--model", "llama3.2"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "soothe", *argv],
-        cwd=env.workspace,
-        env=env.environ(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=file_size_limit(limit) if limit is not None else None,
-    )
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        pytest.fail(f"soothe {' '.join(args)} did not exit within {timeout} s:\n{err}")
-    return Result(proc.returncode, out, err)
+    """``soothe ARGS`` as a process (``worker`` gets the model options too)."""
+    if args[0] == "worker":
+        args = (*args, "--provider", "ollama", "--base-url", env.url, "--model", "llama3.2")
+    hook = file_size_limit(limit) if limit is not None else None
+    return run_soothe(env, *args, timeout=timeout, preexec_fn=hook)
 
 
 def corrupt(path: Path) -> None:

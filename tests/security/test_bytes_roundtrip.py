@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.fakes._base import FakeReply
+from tests.fakes.cli_harness import run_soothe
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.faults.harness import (
     ONE_STEP,
@@ -26,7 +27,6 @@ from tests.faults.harness import (
     fake,
     quick_retries,
 )
-from tests.security.cli import run
 
 __all__ = ["brain", "env", "fake", "quick_retries"]  # fixtures used here
 
@@ -60,7 +60,7 @@ def test_a_name_that_is_not_utf8_is_listed_escaped_and_read_back(brain: Brain, e
         read_what_list_dir_named,
         answer_with_what_was_read,
     )
-    r = run(env, "-p", "what do the files say?")
+    r = run_soothe(env, "-p", "what do the files say?")
     assert TRACEBACK not in r.err
     assert (r.code, r.err) == (0, "")
     assert r.out == "read: bonjour\n"
@@ -76,7 +76,7 @@ def test_a_name_that_is_not_utf8_is_listed_escaped_and_read_back(brain: Brain, e
         FakeReply(tool_calls=[{"name": "grep", "args": {"pattern": "o"}}]),
         "done",
     )
-    r = run(env, "-p", "find the text files", "--json")
+    r = run_soothe(env, "-p", "find the text files", "--json")
     assert (r.code, r.err) == (0, "")
     events = r.json_lines()
     results = [e["output"] for e in events if e["type"] == "step.tool_result"]
@@ -107,7 +107,7 @@ def test_a_lone_surrogate_in_a_tool_argument_keeps_json_whole(
     brain.step(
         "S-01", FakeReply(tool_calls=[{"name": "write_file", "args": SURROGATE_ARGS}]), "written"
     )
-    r = run(
+    r = run_soothe(
         env,
         "-p",
         "write the odd file",
@@ -141,7 +141,7 @@ def test_a_request_and_a_file_name_in_bytes_are_written_and_undone(brain: Brain,
     call = {"name": "write_file", "args": {"path": "caf\\xff.txt", "content": "salut\n"}}
     brain.step("S-01", FakeReply(tool_calls=[call]), "rewritten")
     request = os.fsdecode(b"rewrite caf\xff.txt")  # what Python makes of such argv bytes
-    r = run(env, "-p", request, "--json", "--yes")
+    r = run_soothe(env, "-p", request, "--json", "--yes")
     assert TRACEBACK not in r.err
     assert (r.code, r.err) == (0, "")
     events = r.json_lines()
@@ -153,7 +153,7 @@ def test_a_request_and_a_file_name_in_bytes_are_written_and_undone(brain: Brain,
         assert f.read() == b"salut\n"
     assert os.listdir(os.fsencode(env.workspace)) == [BAD_NAME]
 
-    undo = run(env, "undo", command=True)
+    undo = run_soothe(env, "undo")
     assert TRACEBACK not in undo.err
     assert (undo.code, undo.err) == (0, "")
     assert undo.out == f"restored {env.workspace}/caf\\xff.txt\n"

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes._base import FakeReply
+from tests.fakes.cli_harness import run_soothe
 from tests.faults.harness import (
     ONE_STEP,
     SIMPLE,
@@ -23,7 +24,6 @@ from tests.faults.harness import (
     fake,
     quick_retries,
 )
-from tests.security.cli import run
 
 __all__ = ["brain", "env", "fake", "quick_retries"]  # fixtures used here
 
@@ -56,7 +56,7 @@ def test_a_hard_link_to_a_file_outside_is_replaced_not_written_through(
         {"name": "edit_file", "args": {"path": "edit-me.txt", "old": "outside", "new": "in"}},
     ]
     brain.step("S-01", FakeReply(tool_calls=calls), "both changed")
-    r = run(env, "-p", "rewrite link.txt and edit edit-me.txt", "--json", "--yes")
+    r = run_soothe(env, "-p", "rewrite link.txt and edit edit-me.txt", "--json", "--yes")
     assert TRACEBACK not in r.err
     assert (r.code, r.err) == (0, "")
     # The outside file: same inode, same bytes, same time, now with one link again.
@@ -94,13 +94,13 @@ def test_a_write_keeps_the_mode_and_undo_restores_the_old_bytes(brain: Brain, en
         {"name": "edit_file", "args": {"path": "notes.txt", "old": "first", "new": "second"}},
     ]
     brain.step("S-01", FakeReply(tool_calls=calls), "updated")
-    r = run(env, "-p", "update run.sh and notes.txt", "--yes")
+    r = run_soothe(env, "-p", "update run.sh and notes.txt", "--yes")
     assert (r.code, r.err) == (0, ""), r.err
     assert script.read_text() == "echo v2\n" and notes.read_text() == "second\n"
     assert stat.S_IMODE(script.stat().st_mode) == 0o750
     assert stat.S_IMODE(notes.stat().st_mode) == 0o600
 
-    undo = run(env, "undo", command=True)
+    undo = run_soothe(env, "undo")
     assert TRACEBACK not in undo.err
     assert (undo.code, undo.err) == (0, ""), undo.err
     assert sorted(undo.out.splitlines()) == [f"restored {notes}", f"restored {script}"]

@@ -15,7 +15,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from soothe.engine.agent.sandbox import Confinement, detect, landlock_abi
 from soothe.engine.agent.shell import run_command
 from tests.agent.helpers import running, unique_sleep
 from tests.fakes._base import FakeReply
+from tests.fakes.cli_harness import spawn
 from tests.fakes.ollama_server import FakeOllamaServer
 from tests.faults.harness import ONE_STEP, SIMPLE, Brain, Env, brain, env, fake, wait_for
 
@@ -54,19 +54,11 @@ def wait_until(check: object, timeout: float) -> float | None:
     return None
 
 
-def run_soothe(env: Env, mode: str, *args: str) -> subprocess.Popen[str]:
+def start_soothe(env: Env, mode: str, *args: str) -> subprocess.Popen[str]:
     """``soothe ARGS`` as a process in the isolated env, with run_shell's sandbox
     ``mode`` (``SOOTHE_SANDBOX=landlock`` hides bwrap from it)."""
     extra = {"SOOTHE_SANDBOX": "landlock"} if mode == "landlock" else {}
-    return subprocess.Popen(
-        [sys.executable, "-m", "soothe", *args, *env.base_args()],
-        cwd=env.workspace,
-        env=env.environ(**extra),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return spawn(env, *args, **extra)
 
 
 def script_shell(brain: Brain, command: str) -> None:
@@ -104,7 +96,7 @@ def test_what_a_command_leaves_running_is_gone_when_soothe_exits(
     sleep = unique_sleep(321)
     spawn = f"(setsid {' '.join(sleep)} &)" if shape == "setsid" else daemonise(sleep)
     script_shell(brain, f"{spawn}; echo started")
-    proc = run_soothe(env, mode, "-p", "start it", "--yes", "--json")
+    proc = start_soothe(env, mode, "-p", "start it", "--yes", "--json")
     try:
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
@@ -130,7 +122,7 @@ def test_stopping_soothe_mid_command_takes_the_command_down(
     is cancelled) while run_shell waits on ``sleep``, with a ``setsid`` one beside it."""
     sleep, escaped = unique_sleep(322), unique_sleep(323)
     script_shell(brain, f"(setsid {' '.join(escaped)} &); {' '.join(sleep)}")
-    proc = run_soothe(env, mode, "-p", "wait a while", "--yes")
+    proc = start_soothe(env, mode, "-p", "wait a while", "--yes")
     try:
         # Bounds generous for a loaded machine (make test runs 4 workers).
         wait_for(brain.seen("step:S-01"), proc, timeout=90)

@@ -28,11 +28,11 @@ from typing import Any
 
 import pytest
 
-from tests.fakes._base import FakeReply
-from tests.fakes.brain import Brain, prompt_text, step_of
+from tests.fakes.brain import Brain
 from tests.fakes.cli_harness import Env
+from tests.fakes.pty_run import read_until_closed
 from tests.runner.test_headless_interrupt import two_steps
-from tests.runner.test_interrupt import DONE
+from tests.runner.test_interrupt import hang_at, replan_the_summary
 
 LEAVE_ALT_SCREEN = b"\x1b[?1049l"
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
@@ -59,14 +59,7 @@ class Terminal:
         self.reader.start()
 
     def _read(self) -> None:
-        while True:
-            try:
-                chunk = os.read(self.master, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            self.chunks.append(chunk)
+        read_until_closed(self.master, self.chunks)
 
     @property
     def output(self) -> bytes:
@@ -133,15 +126,7 @@ def test_sigterm_in_the_app_suspends_the_step_restores_the_terminal_and_exits_14
     soothe: Any, brain: Brain, fake: Any, env: Env, stored: Any
 ) -> None:
     two_steps(brain)
-    reached = threading.Event()
-
-    def hang_on_s02(body: dict[str, Any]) -> Any:
-        if step_of(body) == "S-02" and not reached.is_set():
-            reached.set()
-            return FakeReply(hang=True)
-        return brain(body)
-
-    fake.responder = hang_on_s02
+    reached = hang_at(fake, brain, "S-02")
     term = Terminal(env, *env.base_args())
     try:
         term.wait_for("Type a request")
@@ -161,12 +146,7 @@ def test_sigterm_in_the_app_suspends_the_step_restores_the_terminal_and_exits_14
     assert db.step_status(goal.id)["S-01"] == "completed"
 
     # The thread resumes where it stopped: S-01 is not asked again.
-    def assess(body: dict[str, Any]) -> dict[str, Any]:
-        summary_done = re.search(r"\[completed\] Write the summary", prompt_text(body))
-        return DONE if summary_done else {"status": "replan", "goal_progress": "medium"}
-
-    brain.add("StatusAssessment", assess, assess, assess)
-    brain.add("PlanGeneration", {"steps": [{"id": "S-03", "description": "Write the summary"}]})
+    replan_the_summary(brain)
     brain.add("step", "Summary: three facts.")
     result = soothe("-p", "", "--thread", db.threads[0].id)
     assert (result.code, result.out) == (0, "Summary: three facts.\n"), result.err

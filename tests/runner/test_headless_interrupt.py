@@ -7,30 +7,12 @@ model is asked for the step (that call hangs)."""
 from __future__ import annotations
 
 import json
-import os
-import pty
 import signal
-import subprocess
-import sys
-import threading
 from typing import Any
 
-from tests.fakes._base import FakeReply
-from tests.fakes.brain import Brain, step_of
+from tests.fakes.brain import Brain
 from tests.fakes.cli_harness import Env
-from tests.runner.test_interrupt import interrupt_at
-
-
-def _read_all(fd: int, into: list[bytes]) -> None:
-    """Read a pty master until the other side is closed (EIO on Linux)."""
-    while True:
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:
-            return
-        if not chunk:
-            return
-        into.append(chunk)
+from tests.runner.test_interrupt import interrupt_at, signal_at
 
 
 def interrupt_at_terminal(
@@ -38,41 +20,8 @@ def interrupt_at_terminal(
 ) -> tuple[int, str]:
     """Run ``soothe ARGS`` with stderr a terminal; SIGINT once the model is asked for
     ``step``. Returns (exit code, stderr with CRLF made LF)."""
-    reached = threading.Event()
-
-    def hang_on_step(body: dict[str, Any]) -> Any:
-        if step_of(body) == step and not reached.is_set():
-            reached.set()
-            return FakeReply(hang=True)
-        return brain(body)
-
-    fake.responder = hang_on_step
-    master, slave = pty.openpty()
-    chunks: list[bytes] = []
-    reader = threading.Thread(target=_read_all, args=(master, chunks), daemon=True)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "soothe", *args, *env.base_args()],
-        cwd=env.workspace,
-        env=env.environ(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=slave,
-        text=True,
-    )
-    os.close(slave)
-    reader.start()
-    try:
-        assert reached.wait(timeout=20), f"the run never reached step {step}"
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=20)
-        reader.join(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-        os.close(master)
-        fake.responder = brain
-    return proc.returncode, b"".join(chunks).decode().replace("\r\n", "\n")
+    code, _out, err = signal_at(fake, brain, env, step, signal.SIGINT, *args, tty=True)
+    return code, err
 
 
 def two_steps(brain: Brain) -> None:

@@ -8,20 +8,13 @@ A real process, a real SIGTERM while the model is asked for the step (that call 
 from __future__ import annotations
 
 import json
-import os
-import pty
-import re
 import signal
-import subprocess
-import sys
-import threading
 from typing import Any
 
-from tests.fakes._base import FakeReply
-from tests.fakes.brain import Brain, prompt_text, step_of
+from tests.fakes.brain import Brain
 from tests.fakes.cli_harness import Env, Stored
-from tests.runner.test_headless_interrupt import _read_all, two_steps
-from tests.runner.test_interrupt import DONE
+from tests.runner.test_headless_interrupt import two_steps
+from tests.runner.test_interrupt import replan_the_summary, signal_at
 
 
 def terminate_at(
@@ -29,47 +22,7 @@ def terminate_at(
 ) -> tuple[int, str, str]:
     """Run ``soothe ARGS`` (stderr a pty when ``tty``); SIGTERM once the model is asked
     for ``step``. Returns (exit code, stdout, stderr with CRLF made LF)."""
-    reached = threading.Event()
-
-    def hang_on_step(body: dict[str, Any]) -> Any:
-        if step_of(body) == step and not reached.is_set():
-            reached.set()
-            return FakeReply(hang=True)
-        return brain(body)
-
-    fake.responder = hang_on_step
-    chunks: list[bytes] = []
-    master = slave = -1
-    if tty:
-        master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "soothe", *args, *env.base_args()],
-        cwd=env.workspace,
-        env=env.environ(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=slave if tty else subprocess.PIPE,
-        text=True,
-    )
-    reader = threading.Thread(target=_read_all, args=(master, chunks), daemon=True)
-    if tty:
-        os.close(slave)
-        reader.start()
-    try:
-        assert reached.wait(timeout=60), f"the run never reached step {step}"
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=20)
-        if tty:
-            reader.join(timeout=10)
-            err = b"".join(chunks).decode().replace("\r\n", "\n")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-        if tty:
-            os.close(master)
-        fake.responder = brain
-    return proc.returncode, out, err
+    return signal_at(fake, brain, env, step, signal.SIGTERM, *args, tty=tty, reach_s=60)
 
 
 def test_sigterm_mid_step_suspends_it_exits_143_and_resumes(
@@ -94,12 +47,7 @@ def test_sigterm_mid_step_suspends_it_exits_143_and_resumes(
     assert db.step_status(goal.id) == {"S-01": "completed", "S-02": "pending"}
 
     # Resumed: S-01 is not asked again, the summary is written, the goal completes.
-    def assess(body: dict[str, Any]) -> dict[str, Any]:
-        summary_done = re.search(r"\[completed\] Write the summary", prompt_text(body))
-        return DONE if summary_done else {"status": "replan", "goal_progress": "medium"}
-
-    brain.add("StatusAssessment", assess, assess, assess)
-    brain.add("PlanGeneration", {"steps": [{"id": "S-03", "description": "Write the summary"}]})
+    replan_the_summary(brain)
     brain.add("step", "Summary: three facts.")
 
     result = soothe("-p", "", "--thread", thread)

@@ -10,34 +10,67 @@ from typing import Any
 
 from tests.fakes._base import FakeReply
 from tests.fakes.brain import Brain, prompt_text, step_of
-from tests.fakes.cli_harness import Env, spawn
+from tests.fakes.cli_harness import Env
+from tests.fakes.pty_run import soothe_process
 
 DONE = {"status": "done", "goal_progress": "complete", "require_goal_completion": False}
 
 
-def interrupt_at(fake, brain: Brain, env: Env, step: str, *args: str) -> tuple[int, str, str]:
-    """Run ``soothe ARGS`` as a process; send SIGINT once the model is asked for ``step``
-    (that call hangs). Returns (exit code, stdout, stderr)."""
+def replan_the_summary(brain: Brain) -> None:
+    """For a resumed two-step run whose S-02 was stopped: the plan is redone as S-03
+    "Write the summary", and the goal is done once that step completed."""
+
+    def assess(body: dict[str, Any]) -> dict[str, Any]:
+        summary_done = re.search(r"\[completed\] Write the summary", prompt_text(body))
+        return DONE if summary_done else {"status": "replan", "goal_progress": "medium"}
+
+    brain.add("StatusAssessment", assess, assess, assess)
+    brain.add("PlanGeneration", {"steps": [{"id": "S-03", "description": "Write the summary"}]})
+
+
+def hang_at(fake: Any, brain: Brain, step: str) -> threading.Event:
+    """The fake answers with ``brain``, except the first call for ``step``: it hangs (the
+    model "thinks" until the process is stopped). The event is set once it is asked."""
     reached = threading.Event()
 
     def hang_on_step(body: dict[str, Any]) -> Any:
         if step_of(body) == step and not reached.is_set():
             reached.set()
-            return FakeReply(hang=True)  # the model "thinks" until the process is stopped
+            return FakeReply(hang=True)
         return brain(body)
 
     fake.responder = hang_on_step
-    proc = spawn(env, *args)
+    return reached
+
+
+def signal_at(
+    fake: Any,
+    brain: Brain,
+    env: Env,
+    step: str,
+    sig: signal.Signals,
+    *args: str,
+    tty: bool = False,
+    reach_s: float = 20.0,
+) -> tuple[int, str, str]:
+    """Run ``soothe ARGS`` as a process (stderr a terminal when ``tty``); send ``sig``
+    once the model is asked for ``step`` (that call hangs). Returns (exit code, stdout,
+    stderr)."""
+    reached = hang_at(fake, brain, step)
     try:
-        assert reached.wait(timeout=20), f"the run never reached step {step}"
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=20)
+        with soothe_process(env, *args, tty=tty) as run:
+            assert reached.wait(timeout=reach_s), f"the run never reached step {step}"
+            run.proc.send_signal(sig)
+            out, err = run.finish(timeout=20)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
         fake.responder = brain
-    return proc.returncode, out, err
+    return run.proc.returncode, out, err
+
+
+def interrupt_at(fake, brain: Brain, env: Env, step: str, *args: str) -> tuple[int, str, str]:
+    """Run ``soothe ARGS`` as a process; send SIGINT once the model is asked for ``step``
+    (that call hangs). Returns (exit code, stdout, stderr)."""
+    return signal_at(fake, brain, env, step, signal.SIGINT, *args)
 
 
 def test_sigint_suspends_the_goal_and_thread_resumes_it(
@@ -69,15 +102,7 @@ def test_sigint_suspends_the_goal_and_thread_resumes_it(
 
     # Resume: only the unfinished work is asked of the model.
 
-    def assess(body: dict[str, Any]) -> dict[str, Any]:
-        summary_done = re.search(r"\[completed\] Write the summary", prompt_text(body))
-        return DONE if summary_done else {"status": "replan", "goal_progress": "medium"}
-
-    brain.add("StatusAssessment", assess, assess, assess)
-    brain.add(
-        "PlanGeneration",
-        {"steps": [{"id": "S-03", "description": "Write the summary"}]},
-    )
+    replan_the_summary(brain)
     brain.add("step", "Summary: three facts.")
     calls_before = len(brain.calls)
 

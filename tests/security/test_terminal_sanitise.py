@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import subprocess
 import sys
-import threading
 import time
 import unicodedata
 from pathlib import Path
@@ -29,6 +27,7 @@ from tests.fakes._base import FakeReply
 from tests.fakes.brain import Brain
 from tests.fakes.cli_harness import Env, brain, env, fake
 from tests.fakes.ollama_server import FakeOllamaServer
+from tests.fakes.pty_run import soothe_process
 
 __all__ = ["brain", "env", "fake"]  # fixtures
 
@@ -222,51 +221,20 @@ def test_threads_and_threads_show_print_hostile_titles_and_answers_plain(
     assert unsafe(target.read_text(encoding="utf-8")) == []
 
 
-def _read_pty(fd: int, into: list[bytes]) -> None:
-    while True:
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:
-            return
-        if not chunk:
-            return
-        into.append(chunk)
-
-
 def _answer_at_terminal(
     env: Env, reply: str, *args: str, asked: bytes = b"[y/N/a=always]"
 ) -> tuple[int, str, str]:
     """``soothe ARGS`` with stdin and stderr a terminal (a pty); ``reply`` is typed once
     ``asked`` is on the screen. Returns (exit code, stdout, the terminal)."""
-    master, slave = pty.openpty()
-    chunks: list[bytes] = []
-    reader = threading.Thread(target=_read_pty, args=(master, chunks), daemon=True)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "soothe", *args, *env.base_args()],
-        cwd=env.workspace,
-        env=env.environ(),
-        stdin=slave,
-        stdout=subprocess.PIPE,
-        stderr=slave,
-        text=True,
-    )
-    os.close(slave)
-    reader.start()
-    try:
+    with soothe_process(env, *args, tty=True, stdin_tty=True) as term:
         deadline = time.monotonic() + 30
-        while asked not in b"".join(chunks):
-            assert proc.poll() is None, b"".join(chunks).decode()
-            assert time.monotonic() < deadline, b"".join(chunks).decode()
+        while asked not in term.screen:
+            assert term.proc.poll() is None, term.screen.decode()
+            assert time.monotonic() < deadline, term.screen.decode()
             time.sleep(0.05)
-        os.write(master, reply.encode())
-        out, _ = proc.communicate(timeout=30)
-        reader.join(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-        os.close(master)
-    return proc.returncode, out, b"".join(chunks).decode().replace("\r\n", "\n")
+        os.write(term.master, reply.encode())
+        out, terminal = term.finish(timeout=30)
+    return term.proc.returncode, out, terminal
 
 
 def test_the_approval_question_shows_the_whole_command_with_its_controls(
@@ -335,7 +303,9 @@ def test_skills_lists_a_hostile_skill_plain(env: Env) -> None:
     assert unsafe(result.stdout) == []
 
 
-def test_mcp_prints_a_hostile_server_error_plain(env: Env, tmp_path: Path) -> None:
+def configure_hostile_mcp_server(env: Env, tmp_path: Path) -> None:
+    """The user's config names an MCP server that writes controls to its stderr
+    (``cannot start`` TITLE CLEAR ``now``) and exits 3."""
     server = tmp_path / "hostile_server.py"
     server.write_text(
         f"import sys\nsys.stderr.write({('cannot start ' + TITLE + CLEAR + 'now')!r})\n"
@@ -344,6 +314,10 @@ def test_mcp_prints_a_hostile_server_error_plain(env: Env, tmp_path: Path) -> No
     config = env.home / "xdg-config" / "soothe" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(f'[mcp.servers.bad]\ncommand = "{sys.executable}"\nargs = ["{server}"]\n')
+
+
+def test_mcp_prints_a_hostile_server_error_plain(env: Env, tmp_path: Path) -> None:
+    configure_hostile_mcp_server(env, tmp_path)
 
     result = run(env, "mcp")
 
@@ -358,14 +332,7 @@ def test_a_logged_warning_quoting_a_hostile_server_is_plain(
 ) -> None:
     """An MCP server that fails to start is logged (and reported) on stderr by `-p`; the
     log line quotes its stderr, and went out raw through the log's last resort."""
-    server = tmp_path / "hostile_server.py"
-    server.write_text(
-        f"import sys\nsys.stderr.write({('cannot start ' + TITLE + CLEAR + 'now')!r})\n"
-        "sys.exit(3)\n"
-    )
-    config = env.home / "xdg-config" / "soothe" / "config.toml"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(f'[mcp.servers.bad]\ncommand = "{sys.executable}"\nargs = ["{server}"]\n')
+    configure_hostile_mcp_server(env, tmp_path)
 
     extra = ["--debug"] if debug else []
     result = run(env, "-p", "List the files", "--task", "--provider", "demo", *extra)

@@ -142,6 +142,21 @@ def resume(env: Env, thread_id: str) -> Result:
     return run_cli(env, "-p", "", "--thread", thread_id)
 
 
+def failed_on_a_run_limit(env: Env, r: Result, *named: str) -> tuple[Any, dict[str, Any]]:
+    """The --json run failed on a run limit: exit 1, one ``error:`` line holding each of
+    ``named``, run.failed of kind run_limit last, the goal suspended with S-01 pending.
+    Returns (the goal, the run.failed event)."""
+    assert r.code == 1
+    line = one_error(r)
+    assert all(part in line for part in named), line
+    failed = json_events(r.out)[-1]
+    assert failed["type"] == "run.failed" and failed["kind"] == "run_limit"
+    saved = check_persisted(env.data_dir)
+    (goal,) = saved.goals.values()
+    assert goal.status == "suspended" and saved.steps[goal.id] == {"S-01": "pending"}
+    return goal, failed
+
+
 def test_run_deadline_fails_the_run_and_the_goal_resumes(
     brain: Brain, fake: FakeOllamaServer, env: Env
 ) -> None:
@@ -152,15 +167,8 @@ def test_run_deadline_fails_the_run_and_the_goal_resumes(
     slow = FakeReply(stream_chunks=[f"w{i} " for i in range(40)], chunk_delay=0.5)
     brain.step("S-01", slow, "a.txt and b.txt")
     r = run_cli(env, "-p", "list the files", "--json", SOOTHE_RUN__DEADLINE="3")
-    assert r.code == 1
-    line = one_error(r)
-    assert "deadline of 3s" in line and "run.deadline" in line
-    failed = json_events(r.out)[-1]
-    assert failed["type"] == "run.failed" and failed["kind"] == "run_limit"
+    goal, failed = failed_on_a_run_limit(env, r, "deadline of 3s", "run.deadline")
     assert "deadline of 3s" in failed["error"]
-    saved = check_persisted(env.data_dir)
-    (goal,) = saved.goals.values()
-    assert goal.status == "suspended" and saved.steps[goal.id] == {"S-01": "pending"}
     shown = run_cli(env, "threads", "show", goal.thread_id)
     assert shown.code == 0, shown.err
     assert "suspended" in shown.out
@@ -182,15 +190,8 @@ def test_model_call_cap_fails_the_run_and_the_goal_resumes(
     looping = {"tool_calls": [{"name": "list_dir", "args": {"path": "."}}]}
     brain.step("S-01", looping)
     r = run_cli(env, "-p", "list the files", "--json", SOOTHE_RUN__MAX_MODEL_CALLS="3")
-    assert r.code == 1
-    line = one_error(r)
-    assert "cap of 3 model calls" in line and "run.max_model_calls" in line
-    failed = json_events(r.out)[-1]
-    assert failed["type"] == "run.failed" and failed["kind"] == "run_limit"
+    goal, _ = failed_on_a_run_limit(env, r, "cap of 3 model calls", "run.max_model_calls")
     assert len(fake.chat_requests()) == 3  # the fourth was never sent
-    saved = check_persisted(env.data_dir)
-    (goal,) = saved.goals.values()
-    assert goal.status == "suspended" and saved.steps[goal.id] == {"S-01": "pending"}
 
     brain.always["step"] = "a.txt"
     brain.always["StatusAssessment"] = {"status": "done", "goal_progress": "complete"}

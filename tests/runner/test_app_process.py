@@ -116,7 +116,7 @@ def test_the_app_names_a_corrupt_journal_and_ctrl_q_exits(
         term.wait_for("Engine unavailable")
         term.wait_for(f"cannot open the database {journal}: file is not a database")
         term.type(b"\x11")  # ctrl+q
-        assert term.wait_exit() == 0
+        assert term.wait_exit() == 1  # the engine never ran: not a success
     finally:
         term.close()
     assert LEAVE_ALT_SCREEN in term.output

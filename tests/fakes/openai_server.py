@@ -5,6 +5,13 @@ deltas with index/id/name and argument string pieces, a usage chunk when
 `stream_options.include_usage` is set, `data: [DONE]`), `/v1/models`, and the
 OpenAI error shape `{"error": {"message", "type", "param", "code"}}` for 401
 (wrong key), 404 (unknown model) and scripted statuses such as 429.
+
+`flavor` makes `/v1/models` look like a given server's, window included where that
+server reports it: "openai" (ids only), "vllm" (`max_model_len`, the served window),
+"llamacpp" (`meta.n_ctx_train`, the trained context, as llama-server's
+`/v1/models` does), "lmstudio" (ids only in `/v1/models`, as LM Studio's; its native
+`GET /api/v0/models[/{id}]` carries `max_context_length` and, for a loaded model,
+`loaded_context_length`).
 """
 
 from __future__ import annotations
@@ -12,7 +19,8 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
+from urllib.parse import unquote
 
 from soothe.engine.llm.scripted import args_json, estimate_tokens
 from tests.fakes._base import (
@@ -25,7 +33,9 @@ from tests.fakes._base import (
     tool_call_id,
 )
 
-__all__ = ["FakeOpenAIServer"]
+__all__ = ["FakeOpenAIServer", "Flavor"]
+
+Flavor = Literal["openai", "vllm", "llamacpp", "lmstudio"]
 
 _ERROR_TYPES = {
     400: ("invalid_request_error", None),
@@ -51,30 +61,41 @@ class FakeOpenAIServer(FakeServer):
         host: str = "127.0.0.1",
         port: int = 0,
         hang_limit: float = 30.0,
+        flavor: Flavor = "openai",
+        window: int = 4096,
+        trained: int = 131072,
     ) -> None:
         super().__init__(script, responder=responder, host=host, port=port, hang_limit=hang_limit)
         self.models = list(models)
         self.api_key = api_key
+        self.flavor: Flavor = flavor
+        self.window = window
+        """The loaded window (vLLM max_model_len, LM Studio loaded_context_length)."""
+        self.trained = trained
+        """The trained context (llama.cpp meta.n_ctx_train, LM Studio max_context_length)."""
 
     # -- routes ------------------------------------------------------------------------
 
     def _route(self, h: _Handler, req: RecordedRequest) -> None:
-        if req.path.startswith("/v1/") and not self._authorized(req):
+        if req.path.startswith(("/v1/", "/api/")) and not self._authorized(req):
             self._send_error(h, 401, "Incorrect API key provided.")
             return
         body = req.body if isinstance(req.body, dict) else {}
+        lmstudio = self.flavor == "lmstudio"
         match (req.method, req.path):
             case ("GET", "/v1/models"):
                 h.send_json(
-                    200,
-                    {
-                        "object": "list",
-                        "data": [
-                            {"id": m, "object": "model", "created": 0, "owned_by": "fake"}
-                            for m in self.models
-                        ],
-                    },
+                    200, {"object": "list", "data": [self._model_entry(m) for m in self.models]}
                 )
+            case ("GET", "/api/v0/models") if lmstudio:
+                entries = [self._native_entry(m) for m in self.models]
+                h.send_json(200, {"object": "list", "data": entries})
+            case ("GET", path) if lmstudio and path.startswith("/api/v0/models/"):
+                wanted = unquote(path.removeprefix("/api/v0/models/"))
+                if wanted not in self.models:
+                    h.send_json(404, {"error": f"Model '{wanted}' not found"})
+                    return
+                h.send_json(200, self._native_entry(wanted))
             case ("POST", "/v1/chat/completions"):
                 model = body.get("model")
                 if model not in self.models:
@@ -87,6 +108,48 @@ class FakeOpenAIServer(FakeServer):
                 self._serve_chat(h, body, stream=bool(body.get("stream")))
             case _:
                 self._send_error(h, 404, f"Unknown request URL: {req.method} {req.path}")
+
+    def _model_entry(self, model: str) -> dict[str, Any]:
+        """One `/v1/models` entry as the server of `flavor` writes it."""
+        entry: dict[str, Any] = {"id": model, "object": "model", "created": 0}
+        if self.flavor == "vllm":  # vllm/entrypoints/openai ModelCard
+            entry |= {
+                "owned_by": "vllm",
+                "root": model,
+                "parent": None,
+                "max_model_len": self.window,
+                "permission": [],
+            }
+        elif self.flavor == "llamacpp":  # tools/server: model_meta()
+            entry |= {
+                "owned_by": "llamacpp",
+                "meta": {
+                    "vocab_type": 2,
+                    "n_vocab": 128256,
+                    "n_ctx_train": self.trained,
+                    "n_embd": 3072,
+                    "n_params": 3_212_749_824,
+                    "size": 2_019_377_152,
+                },
+            }
+        else:
+            entry["owned_by"] = "organization_owner" if self.flavor == "lmstudio" else "fake"
+        return entry
+
+    def _native_entry(self, model: str) -> dict[str, Any]:
+        """One LM Studio `/api/v0/models` entry (a loaded model)."""
+        return {
+            "id": model,
+            "object": "model",
+            "type": "llm",
+            "publisher": "lmstudio-community",
+            "arch": "llama",
+            "compatibility_type": "gguf",
+            "quantization": "Q4_K_M",
+            "state": "loaded",
+            "max_context_length": self.trained,
+            "loaded_context_length": self.window,
+        }
 
     def _authorized(self, req: RecordedRequest) -> bool:
         if self.api_key is None:

@@ -357,7 +357,9 @@ async def test_auto_profile_reads_api_show() -> None:
         big = await resolve_profile(ModelSettings(name="qwen2.5:7b", base_url=server.url))
         missing = await resolve_profile(ModelSettings(name="nope", base_url=server.url))
         shows = [r for r in server.requests if r.path == "/api/show"]
-    assert tiny.small and tiny.info == ModelInfo("135M", 2048)
+    assert tiny.small
+    assert (tiny.info.parameter_size, tiny.info.context_length) == ("135M", 2048)
+    assert tiny.info.can("tools") is True
     assert tiny.describe() == "profile small (auto: 135M parameters)"
     assert not big.small and big.info.context_length == 32768
     assert not missing.small and missing.reason == "auto: size unknown"

@@ -98,10 +98,32 @@ class ModelSettings(_Section):
     )
     temperature: float = Field(0.2, ge=0, le=2)
     num_ctx: int | None = Field(8192, ge=512, description="Ollama context window")
+    context_window: int | None = Field(
+        None,
+        ge=512,
+        description="context window (tokens) of an OpenAI-compatible server that does not "
+        "report it in /v1/models (Ollama: model.num_ctx)",
+    )
     structured_retries: int = Field(2, ge=0, le=5, description="re-asks after invalid JSON")
     num_predict: NumPredictSettings = Field(default_factory=NumPredictSettings)
     profile: Literal["auto", "small", "default"] = Field(
         "auto", description="small: the tight configuration for < ~3B models; auto: by size"
+    )
+    think: bool | Literal["low", "medium", "high"] = Field(
+        False,
+        description="Ollama 'think' for step and final-answer calls of a model whose "
+        "/api/show lists the thinking capability (classification and structured calls "
+        "always get false; a model without the capability gets no 'think'). Off by "
+        "default: at 10-20 tokens/s a 7B model's trace (500-2,000 tokens) adds 30-120 s "
+        "to every step, and the loop already plans and assesses in calls of its own",
+    )
+    thinking_allowance: int = Field(
+        1024,
+        ge=0,
+        description="tokens added to a call's num_predict when the model thinks (think on, "
+        "or a model seen thinking anyway): the trace counts toward the limit, and a 7B "
+        "model's trace is often 500-1,000 tokens; a reply cut while still thinking is "
+        "retried once with it",
     )
 
     def resolved_base_url(self) -> str:
@@ -136,7 +158,20 @@ class RunSettings(_Section):
     deadline: float = Field(
         3600.0, ge=0, description="wall-clock seconds a run may take (0: no deadline)"
     )
-    max_model_calls: int = Field(400, ge=0, description="model calls a run may make (0: no cap)")
+    max_model_calls: int = Field(
+        80,
+        ge=0,
+        description="model calls a run may make, re-asks included (0: no cap). A 7B model on "
+        "a laptop (10-20 tokens/s) takes ~20 s a call: 80 calls is ~30 minutes, several "
+        "plan/execute rounds of a real request; 159 calls measured ~1 hour",
+    )
+    max_tokens: int = Field(
+        300_000,
+        ge=0,
+        description="tokens a run may spend, input + output of every call, re-asks included "
+        "(0: no cap). At ~150 tokens/s prompt evaluation and 10-20 tokens/s generation on a "
+        "laptop, 300k (mostly prompt) is ~30-40 minutes, in line with max_model_calls",
+    )
 
 
 class LoopSettings(_Section):

@@ -25,7 +25,7 @@ from soothe.engine.events import (
     Usage,
 )
 from soothe.engine.interact import InteractBroker
-from soothe.engine.llm.profile import DEFAULT_PROFILE, ModelProfile
+from soothe.engine.llm.profile import DEFAULT_PROFILE, ModelInfo, ModelProfile
 from soothe.engine.outcome import RunOutcome
 from soothe.engine.session_goals import SessionGoals
 from soothe.engine.storage_errors import StorageError, storage_message
@@ -279,6 +279,7 @@ class Session(SessionGoals):
 
             demo_brain.install()
         self.hub = ModelHub(settings.model, self.bus, models=self._models)
+        self.hub.set_model_info(self.profile.info)  # the window, the capabilities
         from soothe.engine.agent.mcp import McpManager
         from soothe.engine.agent.tools import TOOLS
 
@@ -324,7 +325,8 @@ class Session(SessionGoals):
             await self.refresh_provider_status()
 
     async def _resolve_profile(self) -> Settings:
-        """Resolve ``model.profile`` once (``/api/show`` when it is auto), publish it in
+        """Resolve ``model.profile`` once (one ``/api/show`` or ``/models`` request, for
+        every profile setting: the window and the capabilities need it too), publish it in
         the log and on ``self.profile``, and return the settings the engine runs under
         (``self.effective_settings``: the small profile's tight loop when it applies)."""
         import logging
@@ -669,10 +671,15 @@ class Session(SessionGoals):
         demo_brain.install()
         if self._started:
             self.hub.reset_models()
+            self.hub.set_model_info(ModelInfo())  # the demo model's window
 
     async def _rebuild_hub(self) -> None:
         if self._started:
             self.hub.reset_models()
+            from soothe.engine.llm.profile import fetch_model_info
+
+            # Another model, another window and capabilities (one bounded request).
+            self.hub.set_model_info(await fetch_model_info(self.settings.model))
         if self.settings.model.provider != "demo":
             await self.refresh_provider_status()
 

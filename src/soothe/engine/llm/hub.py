@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import random
 import time
@@ -30,10 +31,22 @@ from langchain_core.messages.utils import message_chunk_to_message
 from pydantic import BaseModel
 
 from soothe.engine.config import CallRole, ModelSettings
-from soothe.engine.events import Usage
+from soothe.engine.events import ModelContext, Usage
 from soothe.engine.llm.budget import RunBudget, current_budget
 from soothe.engine.llm.errors import LLMError, ModelErrorKind, call_expired, map_error
 from soothe.engine.llm.factory import Role, build_chat_model, model_name_for
+from soothe.engine.llm.packer import (
+    Budget,
+    Fitted,
+    Overflow,
+    Prompt,
+    TokenEstimator,
+    fit_messages,
+    looks_truncated,
+    message_chars,
+    overflow_error,
+)
+from soothe.engine.llm.profile import ModelInfo
 from soothe.engine.llm.schema import bounded_json_schema, sendable_tool
 from soothe.engine.llm.structured import (
     StructuredResult,
@@ -42,8 +55,18 @@ from soothe.engine.llm.structured import (
     parse_structured,
     schema_hint,
 )
+from soothe.engine.llm.thinking import (
+    ThinkSplitter,
+    ThinkValue,
+    Thoughts,
+    allowance_for,
+    cut_while_thinking,
+    split_think,
+    think_value,
+)
 from soothe.engine.llm.toolcalls import normalize_tool_calls
 from soothe.engine.llm.usage import UsageCounts, UsageTotals
+from soothe.engine.llm.window import ContextWindow, resolve_window
 from soothe.engine.scope import Scope, ScopeFields
 
 if TYPE_CHECKING:
@@ -98,6 +121,12 @@ not converted yet)."""
 
 YIELD_EVERY = 4
 """Chunks read between turns given to the event loop while a reply streams."""
+
+_THINKING: contextvars.ContextVar[Callable[[str], None] | None] = contextvars.ContextVar(
+    "soothe_on_thinking", default=None
+)
+"""Where the reasoning of the reply being read goes (set by ``stream_text`` around its
+call; the reading task inherits it)."""
 
 
 def _merged(parts: list[AIMessageChunk]) -> AIMessageChunk | None:
@@ -203,6 +232,15 @@ class ModelHub:
         self._injected = models is not None
         self._given: dict[str, BaseChatModel] = dict(models or {})
         self._models: dict[str, BaseChatModel] = dict(self._given)
+        self.model_info: ModelInfo = ModelInfo()
+        """What the server said about the model (the Session sets it: set_model_info)."""
+        self.window: ContextWindow = resolve_window(settings, self.model_info)
+        """The model's context window (window.py's one rule)."""
+
+    def set_model_info(self, info: ModelInfo) -> None:
+        """Take what the server said about the model; the window follows from it."""
+        self.model_info = info
+        self.window = resolve_window(self.settings, info)
 
     # --- models ----------------------------------------------------------------------------
 
@@ -279,6 +317,7 @@ class ModelHub:
         ids: IdsLike = None,
         coerce: bool = True,
         purpose: CallRole = "step",
+        on_thinking: Callable[[str], None] | None = None,
     ) -> AIMessage:
         """Stream a reply, calling ``on_token`` per text piece; return the whole message.
 
@@ -289,18 +328,40 @@ class ModelHub:
 
         ``purpose`` picks the reply limit (``model.num_predict``); a text reply cut at
         that limit ends with ``CUT_NOTE`` (also streamed), so nobody reads it as whole.
+
+        Reasoning (a thinking model's trace, in its own field or as ``<think>`` in the
+        content, split live even when a tag straddles chunks) never reaches ``on_token``
+        nor the returned content: it goes to ``on_thinking`` in pieces of ~200 characters
+        or a line (``thinking.Thoughts``) and stays in the message's
+        ``additional_kwargs["reasoning_content"]``. A reply cut at its limit while still
+        thinking is asked again once with the thinking allowance, not sent unchanged.
         """
         model = self.chat_model(role)
-        runnable: Runnable[Any, Any] = model.bind_tools(_sendable(tools)) if tools else model
-        runnable = self._limited(runnable, model, purpose)
-        reply = await self._call(
-            runnable,
-            messages,
-            role=role,
-            ids=ids,
-            on_token=on_token,
-            limit=self.num_predict(purpose),
-        )
+        bound: Runnable[Any, Any] = model.bind_tools(_sendable(tools)) if tools else model
+        thoughts = Thoughts()
+
+        def thinking(piece: str) -> None:
+            if on_thinking is not None and (text := thoughts.add(piece)) is not None:
+                on_thinking(text)
+
+        for _ in range(2):
+            runnable = self._limited(bound, model, purpose)
+            token = _THINKING.set(thinking if on_thinking is not None else None)
+            try:
+                reply = await self._call(
+                    runnable,
+                    messages,
+                    role=role,
+                    ids=ids,
+                    on_token=on_token,
+                    limit=self.num_predict(purpose, role),
+                )
+            finally:
+                _THINKING.reset(token)
+            if on_thinking is not None and (rest := thoughts.take()) is not None:
+                on_thinking(rest)
+            if not self.note_thinking(reply, role):
+                break
         reply = normalize_tool_calls(reply, tools, coerce=coerce)
         if finish_reason(reply) == "length" and reply.text.strip() and not reply.tool_calls:
             note = f"\n\n{CUT_NOTE}"
@@ -309,20 +370,64 @@ class ModelHub:
             reply = reply.model_copy(update={"content": reply.text.rstrip() + note})
         return reply
 
-    def num_predict(self, purpose: CallRole) -> int:
-        """The reply limit (tokens) for ``purpose``; 0 means none."""
-        return int(getattr(self.settings.num_predict, purpose))
+    _thought: frozenset[str] = frozenset()
+    """Models (by name) seen thinking without being asked: their calls get the allowance."""
+
+    def think_for(self, purpose: CallRole, role: Role = "default") -> ThinkValue | None:
+        """The ``think`` field of a call (None: not sent): only to an Ollama model whose
+        capabilities (``/api/show``, the hub's ``model_info``) include thinking; false for
+        every call but step and final answers (``model.think``)."""
+        if self.provider != "ollama" or self.model_name(role) != self.settings.name:
+            return None  # the fast model's capabilities are not known: send nothing
+        info = getattr(self, "model_info", None)
+        return think_value(self.settings.think, getattr(info, "capabilities", None), purpose)
+
+    def note_thinking(self, reply: AIMessage, role: Role = "default") -> bool:
+        """True when ``reply`` was cut at its limit while still thinking and its model did
+        not have the thinking allowance yet: the model is remembered as one that thinks
+        (its calls get the allowance from now on) and the call deserves one more try."""
+        meta = reply.response_metadata or {}
+        hidden = int(meta.get("thinking_tokens") or 0)
+        if not cut_while_thinking(reply.text, finish_reason(reply), hidden):
+            return False
+        name = self.model_name(role)
+        if name in self._thought or self.settings.thinking_allowance <= 0:
+            return False
+        self._thought = self._thought | {name}
+        return True
+
+    def num_predict(self, purpose: CallRole, role: Role = "default") -> int:
+        """The reply limit (tokens) for ``purpose``; 0 means none. It holds the thinking
+        allowance when the call asks the model to think, or its model was seen thinking
+        anyway (``note_thinking``): a trace counts toward the limit."""
+        base = int(getattr(self.settings.num_predict, purpose))
+        if base <= 0:
+            return base
+        thought = self.model_name(role) in self._thought
+        return base + allowance_for(
+            self.think_for(purpose, role), self.settings.thinking_allowance, thought=thought
+        )
 
     def _limited(
         self, runnable: Runnable[Any, Any], model: BaseChatModel, purpose: CallRole
     ) -> Runnable[Any, Any]:
         """``runnable`` with the reply limit of ``purpose`` on the provider's wire:
         ``options.num_predict`` (Ollama), ``max_tokens`` (OpenAI-compatible; a binding's
-        ``extra_body``, e.g. the structured ``response_format``, is kept)."""
-        limit = self.num_predict(purpose)
+        ``extra_body``, e.g. the structured ``response_format``, is kept); and Ollama's
+        ``think`` where the model can think (``think_for``)."""
+        role: Role = (
+            "fast"
+            if self._key("fast") == "fast" and model is self._models.get("fast")
+            else "default"
+        )
+        limit = self.num_predict(purpose, role)
+        kind = model._llm_type
+        if kind == "chat-ollama":
+            think = self.think_for(purpose, role)
+            if think is not None:
+                runnable = runnable.bind(reasoning=think)
         if limit <= 0:
             return runnable
-        kind = model._llm_type
         if kind.startswith("openai"):
             # ChatOpenAI renames max_tokens to max_completion_tokens, which Ollama's /v1
             # (0.32) and LM Studio silently ignore: send max_tokens in the body as well.
@@ -341,7 +446,7 @@ class ModelHub:
 
     async def structured(
         self,
-        messages: list[BaseMessage],
+        messages: list[BaseMessage] | Prompt,
         schema: type[T],
         *,
         role: Literal["default", "fast"] = "default",
@@ -354,27 +459,47 @@ class ModelHub:
         """Ask for one ``schema`` object. Bad model output never raises: the result then
         has ``value=None`` and a one-line ``error``. Transport failures raise LLMError.
 
+        ``messages`` is a message list or a ``packer.Prompt`` (packed by its parts).
         ``hint`` adds the compact schema to the system prompt (small models fill the
         fields better when they can read them); ``retries`` overrides the re-ask count.
         ``validate`` is the caller's semantic check (e.g. a plan's step cycle): the
         problems it returns for a schema-valid object go back to the model in the re-ask,
         like schema errors, instead of the object being accepted. ``purpose`` picks the
         reply limit (by default from the schema: ``call_role_for``).
+
+        A re-ask is the first prompt with only the LAST bad reply (its echo clipped) and
+        the feedback after it, packed to the same budget: it never grows. A reply cut at
+        its token limit is not asked again unchanged: the feedback says to be shorter, and
+        a model that was still thinking gets the thinking allowance (``note_thinking``).
+        The result's ``context`` says when the prompt was clipped to the window or cut.
         """
+        purpose = purpose or call_role_for(schema)
         json_schema = bounded_json_schema(schema)
         model = self.chat_model(role)
-        runnable = self._bind_schema(model, schema.__name__, json_schema)
-        limit = self.num_predict(purpose or call_role_for(schema))
-        runnable = self._limited(runnable, model, purpose or call_role_for(schema))
-        convo = with_system_note(messages, schema_hint(json_schema)) if hint else list(messages)
+        bound = self._bind_schema(model, schema.__name__, json_schema)
+        base: list[BaseMessage] | Prompt
+        if isinstance(messages, Prompt):
+            base = messages.with_system_note(schema_hint(json_schema)) if hint else messages
+        else:
+            base = with_system_note(messages, schema_hint(json_schema)) if hint else list(messages)
         retries = self.structured_retries if retries is None else retries
         attempts = 0
         raw = ""
         outcome = None
+        note = PackNote()
+        tail: list[BaseMessage] = []
         for _ in range(retries + 1):
             attempts += 1
+            runnable = self._limited(bound, model, purpose)
+            convo = base.with_tail(tail) if isinstance(base, Prompt) else [*base, *tail]
             reply = await self._call(
-                runnable, convo, role=role, ids=ids, on_token=None, limit=limit
+                runnable,
+                convo,
+                role=role,
+                ids=ids,
+                on_token=None,
+                limit=self.num_predict(purpose, role),
+                note=note,
             )
             raw = reply.text
             truncated = finish_reason(reply) == "length"
@@ -390,11 +515,13 @@ class ModelHub:
                     raw=raw,
                     repaired=outcome.repaired,
                     truncated=truncated,
+                    context=_context_note(note),
                 )
-            convo = [
-                *convo,
+            if truncated:
+                self.note_thinking(reply, role)  # still thinking: the allowance from now on
+            tail = [
                 AIMessage(content=echo_text(raw)),
-                HumanMessage(content=feedback_text(outcome, schema.__name__)),
+                HumanMessage(content=feedback_text(outcome, schema.__name__, cut=truncated)),
             ]
         assert outcome is not None
         error = f"no valid {schema.__name__} from the model after {attempts} attempt(s): "
@@ -407,6 +534,7 @@ class ModelHub:
             repaired=outcome.repaired,
             truncated=outcome.truncated,
             problems=list(outcome.problems),
+            context=_context_note(note),
         )
 
     def _bind_schema(
@@ -429,17 +557,146 @@ class ModelHub:
             return model.bind(extra_body={"response_format": response_format})
         return model.bind(format=json_schema)
 
+    # --- the window (llm.packer) -------------------------------------------------------------
+
+    @property
+    def estimator(self) -> TokenEstimator:
+        """This hub's token estimate, calibrated from the server's counts."""
+        est = self.__dict__.get("_estimator")
+        if est is None:
+            est = self.__dict__["_estimator"] = TokenEstimator()
+        return cast("TokenEstimator", est)
+
+    def context_window(self) -> tuple[int, str]:
+        """(the window the prompts are packed for, where it comes from): the model's window
+        (``window.resolve_window``), lowered to the ceiling a server showed by cutting a
+        prompt (``ModelContext``)."""
+        window = getattr(self, "window", None)
+        if window is not None:
+            tokens, source = int(window.tokens), str(window.source)
+        elif self.provider == "ollama":
+            tokens, source = int(self.settings.num_ctx or 4096), "model.num_ctx"
+        else:
+            tokens, source = 8192, "assumed"
+        ceiling = self.__dict__.get("_ceiling")
+        return (min(tokens, ceiling), source) if ceiling else (tokens, source)
+
+    def prompt_budget(
+        self, purpose: CallRole, tools: Sequence[Any] | None = None, role: Role = "default"
+    ) -> int:
+        """Tokens (the hub's estimate) the messages of a ``purpose`` call may take, with
+        ``tools`` offered: the window less the reply's reserve, a margin and the tools."""
+        window, _ = self.context_window()
+        specs = _sendable(tools) if tools else None
+        tools_tokens = self.estimator.tools(specs)
+        return Budget.of(window, self.num_predict(purpose, role), tools_tokens).tokens
+
+    def _pack(
+        self, messages: list[BaseMessage] | Prompt, budget: Budget, cap: int | None = None
+    ) -> Fitted:
+        """``messages`` fitted to ``budget`` (and to ``cap`` tokens, a re-pack's smaller
+        size): a ``Prompt`` by its parts, then every list through the safety net
+        (``packer.fit_messages``). One ``LLMError`` line when it cannot fit."""
+        est = self.estimator
+        tokens = budget.tokens if cap is None else min(budget.tokens, cap)
+        changed = False
+        if isinstance(messages, Prompt):
+            msgs, packed = messages.messages(tokens, est)
+            changed = packed.changed
+        else:
+            msgs = list(messages)
+        try:
+            fitted = fit_messages(msgs, tokens, est)
+        except Overflow as exc:
+            window, source = self.context_window()
+            ceiling = self.__dict__.get("_ceiling")
+            raise overflow_error(budget.needed(exc.needed), window, source, kept=ceiling) from None
+        fitted.changed = fitted.changed or changed
+        return fitted
+
+    def _learn_ceiling(self, evaluated: int) -> None:
+        ceiling = self.__dict__.get("_ceiling")
+        if evaluated > 0 and (ceiling is None or evaluated < ceiling):
+            self.__dict__["_ceiling"] = evaluated
+
     async def _call(
         self,
         runnable: Runnable[Any, Any],
-        messages: list[BaseMessage],
+        messages: list[BaseMessage] | Prompt,
         *,
         role: Role,
         ids: IdsLike,
         on_token: Callable[[str], None] | None,
         limit: int = 0,
+        note: PackNote | None = None,
     ) -> AIMessage:
-        """One model call: its requests (the first and the transport retries), each read
+        """One model call, its prompt packed to the window first (``packer``): nothing is
+        sent over it. When the server's count says it cut the prompt anyway (a server
+        that holds less than we were told), one ``ModelContext`` event, the ceiling
+        learned, and ONE retry with a smaller prompt; a second cut fails the call with
+        one line naming the window. A call evaluated whole calibrates the estimate.
+        ``note`` (when given) learns whether the prompt was clipped or cut."""
+        event_ids = coerce_ids(ids)
+        est = self.estimator
+        specs = _bound_tools(runnable)
+        tool_chars = sum(len(json.dumps(s, ensure_ascii=False, default=str)) for s in specs)
+        window, source = self.context_window()
+        budget = Budget.of(window, limit, est.tools(specs))
+        sent = self._pack(messages, budget)
+        first_tokens = sent.tokens
+        for attempt in range(2):
+            if note is not None:
+                note.clipped = note.clipped or sent.changed
+                note.window, note.source = window, source
+            reply = await self._request(
+                runnable, sent.messages, role=role, ids=event_ids, on_token=on_token, limit=limit
+            )
+            chars = sum(message_chars(m) for m in sent.messages) + tool_chars
+            count = len(sent.messages)
+            usage = reply.usage_metadata
+            evaluated = int(usage.get("input_tokens") or 0) if usage else 0
+            if not looks_truncated(chars, count, evaluated, window, est):
+                if finish_reason(reply) != "length" or reply.text:
+                    est.calibrate(chars, count, evaluated)
+                return reply
+            sent_tokens = sent.tokens + budget.tools
+            self._learn_ceiling(evaluated)
+            if note is not None:
+                note.truncated = True
+            if self.bus is not None:
+                fields = event_ids.fields() if event_ids is not None else ScopeFields()
+                self.bus.publish(
+                    ModelContext(
+                        model=self.model_name(role),
+                        role=role,
+                        window=window,
+                        sent_tokens=sent_tokens,
+                        evaluated_tokens=evaluated,
+                        action="failed" if attempt else "repacked",
+                        **fields,
+                    )
+                )
+            if attempt:
+                break
+            window, source = self.context_window()
+            budget = Budget.of(window, limit, budget.tools)
+            sent = self._pack(messages, budget, cap=int(sent.tokens * REPACK_SHARE))
+            if on_token is not None:
+                on_token(REPACK_NOTE)
+        configured = getattr(getattr(self, "window", None), "tokens", None) or window
+        raise overflow_error(budget.needed(first_tokens), int(configured), source, kept=evaluated)
+
+    async def _request(
+        self,
+        runnable: Runnable[Any, Any],
+        messages: list[BaseMessage],
+        *,
+        role: Role,
+        ids: Scope | None,
+        on_token: Callable[[str], None] | None,
+        limit: int = 0,
+    ) -> AIMessage:
+        """One request of a call: its requests (the first and the transport retries), each read
         by ``_read`` on a task of its own under a wall-clock cap; the reply is stopped by
         the client once more than ``limit`` tokens (``num_predict``) arrived.
 
@@ -447,7 +704,7 @@ class ModelHub:
         less; the per-read HTTP timeout does not see a server that keeps trickling. A
         call that ends in a timeout makes the run's later calls fail at once
         (``RunBudget.stall``)."""
-        event_ids = coerce_ids(ids)
+        event_ids = ids
         chars = prompt_chars(messages)
         budget = current_budget()
         retry = 0
@@ -521,26 +778,43 @@ class ModelHub:
         on_token: Callable[[str], None] | None,
     ) -> None:
         """Stream one request into ``got``; stop reading once it holds more than its
-        limit of tokens (``_Reading.add``)."""
+        limit of tokens (``_Reading.add``). ``on_token`` gets the answer only; reasoning
+        goes to the thinking listener of the call (``_THINKING``), if any."""
         task = asyncio.current_task()  # once: each chunk checks it for a lost cancel
+        on_thinking = _THINKING.get()
         # astream is an async generator (typed as an iterator): closed on exit.
         chunks = cast("AsyncGenerator[Any, None]", runnable.astream(messages))
         async with contextlib.aclosing(chunks) as stream:
             async for chunk in stream:
                 _raise_if_cancelled(task)
                 over = got.add(chunk)
-                if on_token is not None and (piece := chunk.text):
-                    got.emitted = True
-                    try:
-                        on_token(piece)
-                    except Exception as exc:
-                        raise _CallbackFailed(exc) from exc
+                self._forward(got, on_token, on_thinking)
                 if over:
-                    return
+                    break
                 if len(got.parts) % YIELD_EVERY == 0:
                     # A reply that arrived in one burst is read from a buffer
                     # without a wait: give the event loop (the screen) a turn.
                     await asyncio.sleep(0)
+        got.end()
+        self._forward(got, on_token, on_thinking)
+
+    @staticmethod
+    def _forward(
+        got: _Reading,
+        on_token: Callable[[str], None] | None,
+        on_thinking: Callable[[str], None] | None,
+    ) -> None:
+        """Hand the pieces the last chunk gave to the listeners."""
+        answer, thought = got.answer_piece, got.thinking_piece
+        got.answer_piece = got.thinking_piece = ""
+        try:
+            if thought and on_thinking is not None:
+                on_thinking(thought)
+            if answer and on_token is not None:
+                got.emitted = True
+                on_token(answer)
+        except Exception as exc:
+            raise _CallbackFailed(exc) from exc
 
     def _map(self, exc: BaseException, role: Role) -> LLMError:
         return map_error(
@@ -555,6 +829,7 @@ class ModelHub:
         self, role: Role, ids: Scope | None, got: _Reading, chars: int, started: float
     ) -> None:
         self._account(role, ids, got.total(), chars, time.monotonic() - started, arrived=got.tokens)
+        _charge_run(got, chars)  # run.max_tokens
 
     def _account(
         self,
@@ -586,9 +861,45 @@ class ModelHub:
                     output_tokens=counts.output_tokens,
                     duration_s=round(duration, 6),
                     prompt_chars=chars,
+                    window=self.context_window()[0],
                     **fields,
                 )
             )
+
+
+REPACK_SHARE = 0.75
+"""A prompt the server cut is sent again at most this share of its first size."""
+REPACK_NOTE = "\n\n(the prompt did not fit the model's window; asking again with a shorter one)\n\n"
+"""Streamed between a cut call's reply and its retry, so the screen says why it repeats."""
+
+
+@dataclass
+class PackNote:
+    """What packing did to one call's prompt (``ModelHub._call``): clipped to fit, cut by
+    the server, and the window it was packed for."""
+
+    clipped: bool = False
+    truncated: bool = False
+    window: int = 0
+    source: str = ""
+
+
+def _context_note(note: PackNote) -> str:
+    """One clause for an error when the window shaped the prompt ('' when it did not)."""
+    if not (note.clipped or note.truncated):
+        return ""
+    what = "cut by the server" if note.truncated else "clipped"
+    return (
+        f"the prompt was {what} to fit the context window of {note.window:,} tokens "
+        f"({note.source})"
+    )
+
+
+def _bound_tools(runnable: Any) -> list[Any]:
+    """The tool specs a binding sends (``bind_tools`` puts them in its kwargs)."""
+    kwargs = getattr(runnable, "kwargs", None)
+    tools = kwargs.get("tools") if isinstance(kwargs, dict) else None
+    return list(tools) if isinstance(tools, list) else []
 
 
 LIMIT_SLACK = 2
@@ -600,13 +911,22 @@ STOP_WAIT_S = 0.2
 
 @dataclass
 class _Reading:
-    """What one request has streamed so far, and how many tokens that is."""
+    """What one request has streamed so far, and how many tokens that is; its content
+    split into answer and reasoning as it comes (``ThinkSplitter``)."""
 
     limit: int = 0
     parts: list[AIMessageChunk] = field(default_factory=list)
     tokens: int = 0
     emitted: bool = False
     cut: bool = False
+    thinking_tokens: int = 0
+    """Chunks of reasoning: in the thinking field (kept, or dropped by the client and
+    seen as a chunk with nothing in it) or inside a ``<think>`` block."""
+    splitter: ThinkSplitter = field(default_factory=ThinkSplitter)
+    answer_piece: str = ""
+    """The answer the last chunk added (for ``on_token``)."""
+    thinking_piece: str = ""
+    """The reasoning the last chunk added (for the thinking listener)."""
 
     def add(self, chunk: AIMessageChunk) -> bool:
         """Keep ``chunk``; True once the reply is past its limit (``cut``).
@@ -617,8 +937,22 @@ class _Reading:
         ``eval_count``, OpenAI's usage) is used when it is higher."""
         self.parts.append(chunk)
         meta = chunk.response_metadata or {}
-        if not (meta.get("done") or meta.get("done_reason") or meta.get("finish_reason")):
+        final = bool(meta.get("done") or meta.get("done_reason") or meta.get("finish_reason"))
+        if not final:
             self.tokens += 1
+        reasoning = (chunk.additional_kwargs or {}).get("reasoning_content")
+        text = chunk.text
+        if isinstance(reasoning, str) and reasoning:
+            self.thinking_piece += reasoning
+            self.thinking_tokens += 1
+        elif not final and not text and not chunk.tool_call_chunks:
+            self.thinking_tokens += 1  # a thinking field the client did not keep
+        if text:
+            answer, thought = self.splitter.feed(text)
+            self.answer_piece += answer
+            self.thinking_piece += thought
+            if thought or (self.splitter.inside and not answer):
+                self.thinking_tokens += 1
         usage = chunk.usage_metadata
         if usage and usage.get("output_tokens"):
             self.tokens = max(self.tokens, int(usage["output_tokens"]))
@@ -626,15 +960,40 @@ class _Reading:
             self.cut = True
         return self.cut
 
+    def end(self) -> None:
+        """The stream ended (or was stopped): what the splitter held back is given out."""
+        answer, thought = self.splitter.flush()
+        self.answer_piece += answer
+        self.thinking_piece += thought
+
     def total(self) -> AIMessageChunk | None:
         total = _merged(self.parts)
-        if total is not None and self.cut:
+        if total is None:
+            return None
+        meta = dict(total.response_metadata or {})
+        if self.thinking_tokens:
+            meta["thinking_tokens"] = self.thinking_tokens
+        if self.cut:
             # Read as a reply the server ended at its limit ("length"): a text answer
             # gets the cut note, a structured one is not trusted (re-asked).
-            meta = dict(total.response_metadata or {})
             meta.update(done_reason="length", stopped_by_client=True)
+        if meta != (total.response_metadata or {}):
             total = total.model_copy(update={"response_metadata": meta})
         return total
+
+
+def _charge_run(got: _Reading, chars: int) -> None:
+    """Charge the run's token cap with what one request cost (``RunBudget.charge``)."""
+    budget = current_budget()
+    if budget is None:
+        return
+    usage = got.parts[-1].usage_metadata if got.parts else None
+    for part in got.parts:  # Ollama's counts come on one chunk near the end
+        if part.usage_metadata:
+            usage = part.usage_metadata
+    prompt = int(usage["input_tokens"]) if usage else 0
+    output = int(usage["output_tokens"]) if usage else 0
+    budget.charge(prompt, max(output, got.tokens), chars)
 
 
 async def _stop(task: asyncio.Task[Any]) -> None:
@@ -660,6 +1019,7 @@ def finish_message(total: AIMessageChunk | None) -> AIMessage:
         return AIMessage(content="")
     message = message_chunk_to_message(total)
     assert isinstance(message, AIMessage)
+    message = _without_thinking(message)
     broken: dict[str, tuple[str, str]] = {}  # call id -> (raw arguments, parse error)
     for chunk in total.tool_call_chunks:
         raw = chunk.get("args") or ""
@@ -690,6 +1050,18 @@ def finish_message(total: AIMessageChunk | None) -> AIMessage:
             )
         )
     return message.model_copy(update={"tool_calls": keep, "invalid_tool_calls": invalid})
+
+
+def _without_thinking(message: AIMessage) -> AIMessage:
+    """``message`` with any ``<think>`` trace moved out of its content into
+    ``additional_kwargs["reasoning_content"]``: reasoning is never the answer."""
+    content = message.content
+    if not isinstance(content, str) or ("<think>" not in content and "</think>" not in content):
+        return message
+    answer, thought = split_think(content)
+    extra = dict(message.additional_kwargs)
+    extra["reasoning_content"] = str(extra.get("reasoning_content") or "") + thought
+    return message.model_copy(update={"content": answer, "additional_kwargs": extra})
 
 
 def _sendable(tools: Sequence[Any]) -> list[Any]:

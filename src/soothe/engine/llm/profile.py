@@ -12,14 +12,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import quote, urlsplit
 
 from soothe.engine.config import SMALL_MODEL_BILLIONS, ModelSettings
+from soothe.engine.llm.window import TRAINED_FIELDS
 
 __all__ = [
     "ModelInfo",
     "ModelProfile",
     "choose_profile",
     "fetch_model_info",
+    "model_info_from_models",
     "model_info_from_show",
     "parameter_billions",
     "resolve_profile",
@@ -35,6 +38,19 @@ class ModelInfo:
 
     parameter_size: str | None = None
     context_length: int | None = None
+    """The model's trained context (Ollama ``<arch>.context_length``, llama.cpp
+    ``meta.n_ctx_train``, LM Studio ``max_context_length``)."""
+    capabilities: tuple[str, ...] | None = None
+    """Ollama ``/api/show`` ``capabilities``, e.g. ("completion", "tools", "thinking")."""
+    context_window: int | None = None
+    """The window an OpenAI-compatible ``/v1/models`` reports for the model."""
+    window_field: str | None = None
+    """Where ``context_window`` came from: ``/v1/models max_model_len``,
+    ``/api/v0/models loaded_context_length`` (LM Studio)."""
+
+    def can(self, capability: str) -> bool | None:
+        """Whether the server lists ``capability`` (None: it lists none)."""
+        return None if self.capabilities is None else capability in self.capabilities
 
     @property
     def billions(self) -> float | None:
@@ -76,8 +92,9 @@ def parameter_billions(size: str | None) -> float | None:
 
 
 def model_info_from_show(show: Any) -> ModelInfo:
-    """Size and context length from an ``/api/show`` body (``details.parameter_size``,
-    ``model_info["<arch>.context_length"]``)."""
+    """Size, context length and capabilities from an ``/api/show`` body
+    (``details.parameter_size``, ``model_info["<arch>.context_length"]``,
+    ``capabilities``)."""
     if not isinstance(show, dict):
         return ModelInfo()
     details = show.get("details")
@@ -91,24 +108,113 @@ def model_info_from_show(show: Any) -> ModelInfo:
             value = next((v for k, v in info.items() if k.endswith(".context_length")), None)
         if isinstance(value, int | float) and value > 0:
             context = int(value)
-    return ModelInfo(parameter_size=str(size) if size else None, context_length=context)
+    listed = show.get("capabilities")
+    capabilities = (
+        tuple(str(c) for c in listed if isinstance(c, str)) if isinstance(listed, list) else None
+    )
+    return ModelInfo(
+        parameter_size=str(size) if size else None,
+        context_length=context,
+        capabilities=capabilities,
+    )
+
+
+_WINDOW_FIELDS = (
+    ("max_model_len", ("max_model_len",)),  # vLLM: the served window
+    ("meta.n_ctx", ("meta", "n_ctx")),  # llama.cpp, when it reports the loaded window
+    ("loaded_context_length", ("loaded_context_length",)),  # LM Studio, loaded
+    ("meta.n_ctx_train", ("meta", "n_ctx_train")),  # llama.cpp: trained maximum
+    ("max_context_length", ("max_context_length",)),  # LM Studio: trained maximum
+)
+"""Where OpenAI-compatible servers put a model's window in ``/v1/models``, best first."""
+
+
+def _positive_int(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value) if value > 0 else None
+
+
+def _dig(entry: dict[str, Any], path: tuple[str, ...]) -> Any:
+    value: Any = entry
+    for key in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def model_info_from_models(listing: Any, name: str, where: str = "/v1/models") -> ModelInfo:
+    """The window of model ``name`` from an OpenAI-compatible models listing
+    (``{"data": [{"id": ..., ...}]}``) or one entry of it: the first field of
+    ``_WINDOW_FIELDS`` it has (``window_field`` names ``where`` and the field), and the
+    trained context when one of the trained fields is there."""
+    if isinstance(listing, dict) and "data" not in listing and listing.get("id") == name:
+        entry: Any = listing
+    else:
+        items = listing.get("data") if isinstance(listing, dict) else None
+        if not isinstance(items, list):
+            return ModelInfo()
+        entry = next((m for m in items if isinstance(m, dict) and m.get("id") == name), None)
+    if not isinstance(entry, dict):
+        return ModelInfo()
+    window: int | None = None
+    window_field: str | None = None
+    trained: int | None = None
+    for label, path in _WINDOW_FIELDS:
+        value = _positive_int(_dig(entry, path))
+        if value is None:
+            continue
+        if window is None:
+            window, window_field = value, f"{where} {label}"
+        if label in TRAINED_FIELDS and trained is None:
+            trained = value
+    return ModelInfo(context_length=trained, context_window=window, window_field=window_field)
 
 
 async def fetch_model_info(settings: ModelSettings) -> ModelInfo:
-    """``/api/show`` for the configured model; an empty ModelInfo on any failure or for
-    a provider that has no such endpoint (OpenAI-compatible servers, the demo model)."""
-    if settings.provider != "ollama":
+    """What the server says about the configured model: Ollama ``/api/show``, an
+    OpenAI-compatible server's ``GET {base}/models`` entry (bearer key). One request,
+    bounded by SHOW_TIMEOUT; an empty ModelInfo on any failure and for the demo model."""
+    if settings.provider not in ("ollama", "openai"):
         return ModelInfo()
     import httpx
 
-    url = settings.resolved_base_url().rstrip("/") + "/api/show"
+    base = settings.resolved_base_url().rstrip("/")
     try:
         async with httpx.AsyncClient(timeout=min(settings.timeout, SHOW_TIMEOUT)) as client:
-            response = await client.post(url, json={"model": settings.name})
-            response.raise_for_status()
-            return model_info_from_show(response.json())
+            if settings.provider == "ollama":
+                response = await client.post(base + "/api/show", json={"model": settings.name})
+                response.raise_for_status()
+                return model_info_from_show(response.json())
+            return await _openai_info(client, base, settings)
     except (httpx.HTTPError, ValueError, OSError):
         return ModelInfo()
+
+
+async def _openai_info(client: Any, base: str, settings: ModelSettings) -> ModelInfo:
+    """``GET {base}/models`` (vLLM, llama.cpp report the window there); when it says
+    nothing and ``base`` ends in ``/v1``, LM Studio's ``GET /api/v0/models/{id}`` (its
+    ``/v1/models`` lists ids only; the native one has ``loaded_context_length``)."""
+    import httpx
+
+    key = settings.resolved_api_key()
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    response = await client.get(base + "/models", headers=headers)
+    response.raise_for_status()
+    where = (urlsplit(base).path.rstrip("/") or "") + "/models"
+    info = model_info_from_models(response.json(), settings.name, where)
+    if info.context_window is not None or not base.endswith("/v1"):
+        return info
+    root = base[: -len("/v1")]
+    try:
+        native = await client.get(
+            f"{root}/api/v0/models/{quote(settings.name, safe='')}", headers=headers
+        )
+        native.raise_for_status()
+        return model_info_from_models(native.json(), settings.name, "/api/v0/models")
+    except (httpx.HTTPError, ValueError):
+        return info  # not LM Studio: the server does not say
 
 
 def choose_profile(settings: ModelSettings, info: ModelInfo) -> ModelProfile:
@@ -131,8 +237,10 @@ def choose_profile(settings: ModelSettings, info: ModelInfo) -> ModelProfile:
 
 
 async def resolve_profile(settings: ModelSettings) -> ModelProfile:
-    """Resolve ``settings.profile`` (one ``/api/show`` call when it is ``auto``)."""
-    if settings.provider == "demo" or settings.profile == "default":
+    """Resolve ``settings.profile`` with what the server says about the model (one
+    ``/api/show`` or ``/models`` request, whatever the profile setting: the window and
+    the capabilities need it too; ``profile.info`` carries it)."""
+    if settings.provider == "demo":
         return choose_profile(settings, ModelInfo())
     info = await fetch_model_info(settings)
     return choose_profile(settings, info)

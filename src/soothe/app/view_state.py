@@ -108,6 +108,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
             ev.IterationStarted: self._iteration_started,
             ev.IterationCompleted: self._iteration_completed,
             ev.StepStarted: self._step_started,
+            ev.StepThinking: self._step_thinking,
             ev.ToolCalled: self._tool_called,
             ev.ToolResult: self._tool_result,
             ev.StepCompleted: self._step_completed,

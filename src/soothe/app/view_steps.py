@@ -130,6 +130,14 @@ class StepEvents:
         card.add_text(event.text, tokens)
         self.changed(card)
 
+    def _step_thinking(self, event: ev.StepThinking) -> None:
+        """A piece of the step's reasoning: kept on its card, folded (not its text)."""
+        card = self._card(event)
+        if card is None:
+            return
+        card.add_thinking(event.text)
+        self.changed(card)
+
     def _tool_called(self, event: ev.ToolCalled) -> None:
         card = self._card(event)
         again = self._same_call(event, card)

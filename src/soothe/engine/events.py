@@ -223,6 +223,16 @@ class StepToken(EventBase):
         return True
 
 
+class StepThinking(EventBase):
+    """A piece of a step's reasoning (a thinking model's trace: Ollama's
+    ``message.thinking`` or a ``<think>`` block in the content), gathered into pieces of
+    ~200 characters or a line. Not the answer: never in ``answer.final``, evidence or the
+    ledger."""
+
+    type: Literal["step.thinking"] = "step.thinking"
+    text: str
+
+
 class ToolCalled(EventBase):
     type: Literal["step.tool_call"] = "step.tool_call"
     call_id: str
@@ -375,6 +385,7 @@ Event = Annotated[
     | IterationCompleted
     | StepStarted
     | StepToken
+    | StepThinking
     | ToolCalled
     | ToolResult
     | StepCompleted

@@ -23,6 +23,7 @@ from textual.widget import AwaitMount, Widget
 
 from soothe.widgets.sized import Line, PlacedOnce
 from soothe.widgets.stream_text import StreamText
+from soothe.widgets.thinking_block import ThinkingBlock
 from soothe.widgets.tool_call import ToolCallBlock
 from soothe.widgets.transcript import StepCard, TextRun, ToolRun
 
@@ -118,6 +119,8 @@ class StepCardView(PlacedOnce, Vertical):
         """What the header shown says the step waits for from the user."""
         self._header_timer: Timer | None = None
         self._header = Line(self._header_content, classes="card-header")
+        self._thinking: ThinkingBlock | None = None
+        """The step's reasoning, folded (made when the first of it comes)."""
         self._detail = Line(classes="card-detail")
         self._parts: dict[int, Widget] = {}
         self._rendered = False
@@ -207,6 +210,9 @@ class StepCardView(PlacedOnce, Vertical):
 
     def compose(self) -> ComposeResult:
         yield self._header
+        if self.card.thinking:
+            self._thinking = ThinkingBlock(self.card)
+            yield self._thinking
         for part in self.card.parts:
             yield self._part_widget(part)
         if self._wants_box():  # in the first layout, not one frame later
@@ -242,6 +248,7 @@ class StepCardView(PlacedOnce, Vertical):
             self._detail.update(Content(card.detail))
             self._detail.display = bool(card.detail)
         self._detail.set_class(card.status == "failed", "-error")
+        self._sync_thinking()
         if card.answer and card.status != "active":
             self._render_answer()
             return
@@ -277,6 +284,16 @@ class StepCardView(PlacedOnce, Vertical):
         if new and self.is_attached:
             self._mount(*new, before=anchor)
         self._apply_tail()
+
+    def _sync_thinking(self) -> None:
+        """The folded reasoning under the header: made when the first of it comes."""
+        if self._thinking is not None:
+            self._thinking.sync()
+        elif self.card.thinking and self._header.parent is self:
+            self._thinking = ThinkingBlock(self.card)
+            mounting = self.mount(self._thinking, after=self._header)
+            if self.on_mounting is not None:
+                self.on_mounting(mounting, [self._thinking])
 
     def _sync_header(self) -> None:
         """The header as the card is now; while the step runs, at most every

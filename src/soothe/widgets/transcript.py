@@ -19,6 +19,8 @@ Awaiting = Literal["approval", "clarification"]
 
 MAX_SEGMENTS = 200
 MAX_TEXT_CHARS = 120_000
+MAX_THINKING_CHARS = 20_000
+"""A card keeps the newest this many characters of its step's reasoning."""
 
 
 @dataclass(eq=False)
@@ -119,6 +121,11 @@ class StepCard:
     awaiting: Awaiting | None = None
     """What the running step waits for from the user (its tool call's approval, or the
     answer to its question), if anything."""
+    thinking: str = ""
+    """The step's reasoning (a thinking model's trace; the newest MAX_THINKING_CHARS):
+    shown dimmed and folded above its text, never part of it."""
+    thought: int = 0
+    """Characters of reasoning the step streamed in all."""
     version: int = 0
 
     @property
@@ -143,6 +150,11 @@ class StepCard:
         self.parts.append(run)
         self.version += 1
 
+    def add_thinking(self, text: str) -> None:
+        self.thinking = (self.thinking + text)[-MAX_THINKING_CHARS:]
+        self.thought += len(text)
+        self.version += 1
+
     def dump(self) -> dict[str, Any]:
         return {
             "card": self.key,
@@ -153,6 +165,7 @@ class StepCard:
             "answer": self.answer,
             "awaiting": self.awaiting,
             "parts": [p.dump() for p in self.parts],
+            **({"thinking": self.thinking} if self.thinking else {}),
         }
 
 

@@ -42,7 +42,7 @@ from soothe.engine.agent.judge import (
 )
 from soothe.engine.agent.prompts import BUDGET_SPENT
 from soothe.engine.agent.tools import ToolOutcome, run_tool_call
-from soothe.engine.events import StepToken, ToolCalled, ToolResult
+from soothe.engine.events import StepThinking, StepToken, ToolCalled, ToolResult
 from soothe.engine.interact import ApprovalRequest, ApprovalResponse
 from soothe.engine.llm.errors import LLMError
 
@@ -129,9 +129,17 @@ class StepRun:
         def on_token(text: str) -> None:
             self.agent.bus.publish(StepToken(text=text, **self.fields))
 
+        def on_thinking(text: str) -> None:
+            self.agent.bus.publish(StepThinking(text=text, **self.fields))
+
         # run_tool_call normalises the arguments (after its alias renaming).
         return await self.agent.hub.stream_text(
-            messages, tools=tools, on_token=on_token, ids=self.ids, coerce=False
+            messages,
+            tools=tools,
+            on_token=on_token,
+            ids=self.ids,
+            coerce=False,
+            on_thinking=on_thinking,
         )
 
     def failure(self, state: StepState, exc: LLMError, calls: int) -> StepState:

@@ -1,5 +1,5 @@
 """The bounds of one run, as the model hub sees them: a deadline, a cap on model calls,
-and what a call that timed out left behind.
+a cap on tokens, and what a call that timed out left behind.
 
 A runner opens a ``RunBudget`` around the run (``run_budget``); it lives in a context
 variable, so every task the run starts (parallel steps, the loop's graph nodes) shares
@@ -34,8 +34,12 @@ class RunBudget:
     """Wall-clock seconds the run may take (0: none)."""
     max_calls: int = 0
     """Model requests the run may send (0: no cap)."""
+    max_tokens: int = 0
+    """Tokens (input + output of every request) the run may spend (0: no cap)."""
     started: float = field(default_factory=lambda: time.monotonic())  # read at creation
     calls: int = 0
+    tokens: int = 0
+    """Tokens charged so far (``charge``)."""
     stalled: LLMError | None = None
     """The timeout a call of this run ended with: later calls fail fast with it."""
     waited: float = 0.0
@@ -69,7 +73,9 @@ class RunBudget:
 
     def admit(self) -> None:
         """Count one more model request, or raise the ``LLMError`` that ends the run:
-        the deadline passed, the cap is reached, or an earlier call timed out."""
+        the deadline passed, a cap (calls, tokens) is reached, or an earlier call timed
+        out. The token cap is checked before a request, so the request that passes it
+        still ends; the next one is never sent."""
         if self.stalled is not None:
             raise LLMError(self.stalled.kind, self.stalled.message, retryable=False)
         left = self.remaining()
@@ -82,7 +88,20 @@ class RunBudget:
                 f"(run.max_model_calls); {RESUME_NOTE}",
                 retryable=False,
             )
+        if self.max_tokens and self.tokens >= self.max_tokens:
+            raise LLMError(
+                ModelErrorKind.run_limit,
+                f"the run reached its cap of {self.max_tokens:,} tokens after "
+                f"{self.tokens:,} (run.max_tokens); {RESUME_NOTE}",
+                retryable=False,
+            )
         self.calls += 1
+
+    def charge(self, input_tokens: int, output_tokens: int, prompt_chars: int = 0) -> None:
+        """Count one request's tokens. A request the server did not count (cut off, the
+        client stopped it) is charged its prompt by estimate (~4 characters a token)."""
+        prompt = input_tokens if input_tokens > 0 else prompt_chars // 4
+        self.tokens += max(prompt, 0) + max(output_tokens, 0)
 
     def past_deadline(self) -> LLMError:
         return LLMError(
@@ -110,7 +129,11 @@ def current_budget() -> RunBudget | None:
 @contextmanager
 def run_budget(settings: RunSettings) -> Iterator[RunBudget]:
     """A fresh budget from ``settings`` for the duration of one run."""
-    budget = RunBudget(deadline_s=float(settings.deadline), max_calls=int(settings.max_model_calls))
+    budget = RunBudget(
+        deadline_s=float(settings.deadline),
+        max_calls=int(settings.max_model_calls),
+        max_tokens=int(settings.max_tokens),
+    )
     token = _BUDGET.set(budget)
     try:
         yield budget

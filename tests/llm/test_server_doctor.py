@@ -11,6 +11,7 @@ from soothe.engine.llm.doctor import PROBE_PROMPT, run_doctor
 from soothe.engine.llm.errors import ModelErrorKind
 from soothe.engine.llm.server import check_server
 from tests.fakes import FakeHTTPError, FakeOllamaModel, FakeOllamaServer, FakeOpenAIServer
+from tests.fakes.openai_server import Flavor
 
 
 def make_settings(tmp_path: Path, **model: object) -> Settings:
@@ -187,3 +188,54 @@ def test_doctor_fails_when_the_model_cannot_answer(
     assert problem.startswith("problem: a chat call failed: ")
     assert "ok:" not in out
     assert len(fake.chat_requests()) == 1  # one try: a report does not retry
+
+
+@pytest.mark.parametrize(
+    ("flavor", "line"),
+    [
+        ("vllm", "  window       4096 tokens (/v1/models max_model_len)"),
+        ("llamacpp", "  window       131072 tokens (/v1/models meta.n_ctx_train; trained 131072)"),
+        (
+            "lmstudio",
+            "  window       4096 tokens (/api/v0/models loaded_context_length; trained 131072)",
+        ),
+        (
+            "openai",
+            "  window       8192 tokens (assumed (the server does not report it; "
+            "set model.context_window))",
+        ),
+    ],
+)
+def test_doctor_prints_the_window_each_openai_server_reports(
+    flavor: Flavor, line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeOpenAIServer(flavor=flavor, window=4096, trained=131072, api_key="sk-k") as server:
+        server.extend(["ok"])
+        code, out = doctor(
+            make_settings(
+                tmp_path,
+                provider="openai",
+                name="llama3.2",
+                base_url=f"{server.url}/v1",
+                api_key="sk-k",
+            ),
+            capsys,
+        )
+    assert code == 0, out
+    assert line in out.splitlines()
+
+
+def test_doctor_window_from_config_and_demo(
+    fake_openai: FakeOpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_openai.extend(["ok"])
+    base = f"{fake_openai.url}/v1"
+    settings = make_settings(
+        tmp_path, provider="openai", name="llama3.2", base_url=base, context_window=16384
+    )
+    code, out = doctor(settings, capsys)
+    assert code == 0
+    assert "  window       16384 tokens (model.context_window)" in out.splitlines()
+    code, out = doctor(make_settings(tmp_path, provider="demo"), capsys)
+    assert code == 0
+    assert "  window       131072 tokens (demo)" in out.splitlines()

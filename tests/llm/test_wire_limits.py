@@ -411,11 +411,20 @@ def test_doctor_prints_size_and_context_and_warns(tmp_path: Path) -> None:
     with FakeOllamaServer(models=models) as server:
         tiny = _doctor(server, "tiny", 8192, tmp_path)
         big = _doctor(server, "qwen2.5:7b", 8192, tmp_path)
-    assert "model size   135M parameters" in tiny
-    assert "context      2048 tokens" in tiny
+    lines = tiny.splitlines()
+    assert "  model size   135M parameters" in lines
+    assert (
+        "  window       2048 tokens (model.num_ctx, capped by the model's trained context; "
+        "trained 2048)"
+    ) in lines
     assert "profile      small" in tiny
     assert "warning: tiny has 135M parameters" in tiny
-    assert "warning: model.num_ctx = 8192 exceeds the model's context of 2048" in tiny
+    # One rule with window.py: the same line a run's hub.window carries.
+    assert (
+        "warning: model.num_ctx = 8192 exceeds the model's trained context of 2048 tokens: "
+        "the window is 2048; set model.num_ctx <= 2048"
+    ) in lines
     assert "model size   7.6B parameters" in big
+    assert "  window       8192 tokens (model.num_ctx; trained 32768)" in big.splitlines()
     assert "profile      default" in big
     assert "warning" not in big

@@ -115,6 +115,7 @@ def format_report(
     problems: list[tuple[str, str]] = []
     if settings.model.provider == "demo":
         lines.append(_row("model", "demo model (built in; no server is needed)"))
+        lines += _model_rows(settings, status)
     else:
         lines.append(_row("base URL", status.base_url))
         if status.reachable:
@@ -132,7 +133,7 @@ def format_report(
             lines.append(_row("fast model", f"{status.fast_model} ({presence})"))
         if status.tools is not None:
             lines.append(_row("tool calls", "supported" if status.tools else "NOT supported"))
-        lines += _size_rows(settings, status)
+        lines += _model_rows(settings, status)
         if status.error:
             problems.append((status.error, status.fix or ""))
     for call in calls or []:
@@ -154,39 +155,31 @@ def format_report(
     return 0, lines
 
 
-def _size_rows(settings: Settings, status: ServerStatus) -> list[str]:
-    """The model's size and context length, the profile they pick, and warnings."""
-    from soothe.engine.llm.profile import ModelInfo, choose_profile
+def _model_rows(settings: Settings, status: ServerStatus) -> list[str]:
+    """The model's size, its context window and where that comes from (window.py's one
+    rule, warning included), the profile they pick, and warnings."""
+    from soothe.engine.llm.profile import choose_profile
+    from soothe.engine.llm.window import resolve_window
 
-    if status.parameter_size is None and status.context_length is None:
-        return []
-    info = ModelInfo(status.parameter_size, status.context_length)
+    info = status.info
     rows = []
-    if status.parameter_size:
-        rows.append(_row("model size", f"{status.parameter_size} parameters"))
-    if status.context_length:
-        rows.append(
-            _row(
-                "context",
-                f"{status.context_length} tokens (model.num_ctx = "
-                f"{settings.model.num_ctx or 'server default'})",
-            )
-        )
-    profile = choose_profile(settings.model, info)
-    rows.append(_row("profile", f"{profile.name} (model.profile = {settings.model.profile})"))
+    if info.parameter_size:
+        rows.append(_row("model size", f"{info.parameter_size} parameters"))
+    window = resolve_window(settings.model, info)
+    if status.reachable:
+        rows.append(_row("window", window.describe()))
+    if info.parameter_size is not None or info.context_length is not None:
+        profile = choose_profile(settings.model, info)
+        rows.append(_row("profile", f"{profile.name} (model.profile = {settings.model.profile})"))
     billions = info.billions
     if billions is not None and billions < SMALL_MODEL_BILLIONS:
         rows.append(
-            f"warning: {status.model} has {status.parameter_size} parameters (below "
+            f"warning: {status.model} has {info.parameter_size} parameters (below "
             f"~{SMALL_MODEL_BILLIONS:g}B): expect weak plans and tool use; the small profile "
             "keeps runs short (a 7B model, e.g. qwen2.5:7b, does much better)"
         )
-    num_ctx = settings.model.num_ctx
-    if num_ctx and status.context_length and num_ctx > status.context_length:
-        rows.append(
-            f"warning: model.num_ctx = {num_ctx} exceeds the model's context of "
-            f"{status.context_length} tokens: set model.num_ctx <= {status.context_length}"
-        )
+    if window.warning:
+        rows.append(f"warning: {window.warning}")
     return rows
 
 

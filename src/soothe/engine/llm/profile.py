@@ -193,28 +193,45 @@ async def fetch_model_info(settings: ModelSettings) -> ModelInfo:
 
 
 async def _openai_info(client: Any, base: str, settings: ModelSettings) -> ModelInfo:
-    """``GET {base}/models`` (vLLM, llama.cpp report the window there); when it says
-    nothing and ``base`` ends in ``/v1``, LM Studio's ``GET /api/v0/models/{id}`` (its
-    ``/v1/models`` lists ids only; the native one has ``loaded_context_length``)."""
-    import httpx
-
-    key = settings.resolved_api_key()
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    """``GET {base}/models`` (vLLM, llama.cpp report the window there), then
+    ``lmstudio_info`` when that says nothing."""
+    headers = bearer(settings.resolved_api_key())
     response = await client.get(base + "/models", headers=headers)
     response.raise_for_status()
-    where = (urlsplit(base).path.rstrip("/") or "") + "/models"
-    info = model_info_from_models(response.json(), settings.name, where)
-    if info.context_window is not None or not base.endswith("/v1"):
+    info = model_info_from_models(response.json(), settings.name, models_path(base))
+    if info.context_window is not None:
         return info
-    root = base[: -len("/v1")]
+    return await lmstudio_info(client, base, settings.name, headers) or info
+
+
+def bearer(key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def models_path(base: str) -> str:
+    """How the source of a window names the listing: ``/v1/models``."""
+    return urlsplit(base).path.rstrip("/") + "/models"
+
+
+async def lmstudio_info(
+    client: Any, base: str, name: str, headers: dict[str, str]
+) -> ModelInfo | None:
+    """LM Studio's window: its ``/v1/models`` lists ids only, its native
+    ``GET /api/v0/models/{id}`` has ``loaded_context_length`` and ``max_context_length``.
+    Asked only when ``base`` ends in ``/v1``; None when the server does not answer it
+    (any other server: a 404)."""
+    import httpx
+
+    if not base.rstrip("/").endswith("/v1"):
+        return None
+    root = base.rstrip("/")[: -len("/v1")]
     try:
-        native = await client.get(
-            f"{root}/api/v0/models/{quote(settings.name, safe='')}", headers=headers
-        )
-        native.raise_for_status()
-        return model_info_from_models(native.json(), settings.name, "/api/v0/models")
+        response = await client.get(f"{root}/api/v0/models/{quote(name, safe='')}", headers=headers)
+        response.raise_for_status()
+        info = model_info_from_models(response.json(), name, "/api/v0/models")
     except (httpx.HTTPError, ValueError):
-        return info  # not LM Studio: the server does not say
+        return None
+    return info if info.context_window is not None else None
 
 
 def choose_profile(settings: ModelSettings, info: ModelInfo) -> ModelProfile:

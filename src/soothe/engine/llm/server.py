@@ -1,8 +1,10 @@
 """Server checks: is the model server up, which version, which models, is ours there.
 
 Ollama: ``/api/version``, ``/api/tags`` and ``/api/show`` (tool capability, when the
-server reports capabilities). OpenAI-compatible: ``/models`` under the base URL (there
-is no version endpoint). Every failure becomes a one-line ``error`` and a ``fix``.
+server reports capabilities; size and trained context). OpenAI-compatible: ``/models``
+under the base URL (there is no version endpoint; the window where the server reports
+it, LM Studio's native ``/api/v0/models/{id}`` when ``/models`` does not). Every
+failure becomes a one-line ``error`` and a ``fix``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from soothe.engine.config import ModelSettings
 from soothe.engine.llm.errors import LLMError, ModelErrorKind, map_error
+from soothe.engine.llm.profile import ModelInfo
 
 __all__ = ["CHECK_TIMEOUT_CAP", "ServerStatus", "check_server", "model_present"]
 
@@ -32,10 +35,9 @@ class ServerStatus:
     fast_model_present: bool | None = None
     tools: bool | None = None
     """Tool support of the chosen model, when the server says (Ollama capabilities)."""
-    parameter_size: str | None = None
-    """The model's size as the server says it (Ollama ``details.parameter_size``)."""
-    context_length: int | None = None
-    """The model's trained context window (Ollama ``model_info[...context_length]``)."""
+    info: ModelInfo = field(default_factory=ModelInfo)
+    """What the server says about the chosen model: size, trained context and
+    capabilities (Ollama ``/api/show``), the window (OpenAI-compatible ``/models``)."""
     error: str | None = None
     fix: str | None = None
     kind: ModelErrorKind | None = None
@@ -182,11 +184,8 @@ async def _check_ollama(client: Any, status: ServerStatus) -> None:
         return  # capability check is a bonus; the model is there
     from soothe.engine.llm.profile import model_info_from_show
 
-    info = model_info_from_show(show)
-    status.parameter_size, status.context_length = info.parameter_size, info.context_length
-    capabilities = show.get("capabilities") if isinstance(show, dict) else None
-    if isinstance(capabilities, list):
-        status.tools = "tools" in capabilities
+    status.info = model_info_from_show(show)
+    status.tools = status.info.can("tools")
 
 
 async def _check_openai(client: Any, status: ServerStatus, api_key: str | None) -> None:
@@ -211,3 +210,8 @@ async def _check_openai(client: Any, status: ServerStatus, api_key: str | None) 
     status.reachable = True
     items = data.get("data", []) if isinstance(data, dict) else []
     status.models = sorted(str(m.get("id")) for m in items if isinstance(m, dict) and m.get("id"))
+    from soothe.engine.llm.profile import lmstudio_info, model_info_from_models, models_path
+
+    status.info = model_info_from_models(data, status.model, models_path(base))
+    if status.info.context_window is None and status.model in status.models:
+        status.info = await lmstudio_info(client, base, status.model, headers) or status.info

@@ -28,6 +28,9 @@ class ModelErrorKind(StrEnum):
     bad_request = "bad_request"
     run_limit = "run_limit"
     """The run passed its deadline or its cap on model calls (``llm.budget``)."""
+    context_overflow = "context_overflow"
+    """The prompt cannot fit the context window even at its minimum, or the server cut
+    it twice (``llm.packer``); the message names the window and the setting to raise."""
     unknown = "unknown"
 
 

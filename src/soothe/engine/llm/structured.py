@@ -39,6 +39,9 @@ class StructuredResult(Generic[T]):
     repaired: bool = False
     truncated: bool = False
     problems: list[str] = field(default_factory=list)
+    context: str = ""
+    """When the window shaped the prompt: "the prompt was clipped to fit the context window
+    of 2,048 tokens (model.num_ctx)" (for the caller's error line); else ''."""
 
     @property
     def ok(self) -> bool:
@@ -108,11 +111,20 @@ def _is_json_object(text: str) -> bool:
         return False
 
 
-def feedback_text(outcome: ParseOutcome[Any], schema_name: str) -> str:
-    """The user message of a re-ask: what was wrong, and what to send instead."""
+CUT_FEEDBACK = (
+    "Your reply was cut off at the token limit: this time reply at once with a SHORTER "
+    "object (fewer items, short strings), without thinking at length first."
+)
+"""Added to the re-ask of a reply cut at its limit: the call is never repeated unchanged."""
+
+
+def feedback_text(outcome: ParseOutcome[Any], schema_name: str, *, cut: bool = False) -> str:
+    """The user message of a re-ask: what was wrong, and what to send instead; ``cut``:
+    the reply ended at its token limit, so the re-ask asks for a shorter one."""
     lines = "\n".join(f"- {p}" for p in outcome.problems) or "- it did not match the schema"
+    shorter = f"\n{CUT_FEEDBACK}" if cut else ""
     return (
-        f"Your previous reply was not a valid {schema_name} object:\n{lines}\n"
+        f"Your previous reply was not a valid {schema_name} object:\n{lines}{shorter}\n"
         "Reply again with only the corrected JSON object: no prose, no code fences."
     )
 

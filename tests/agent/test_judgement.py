@@ -59,10 +59,12 @@ async def test_different_arguments_are_different_calls(ws: Path) -> None:
 
 
 async def test_a_tool_call_written_as_text_is_asked_again_compactly(ws: Path) -> None:
+    # A call in none of the shapes textcalls runs (those become native calls, see
+    # tests/agent/test_text_calls.py): a Python-style call stays text, and is no answer.
     model = ScriptedChatModel(
         script=[
             tool_reply("read_file", {"path": "README.md"}),
-            '```json\n{"name": "read_file", "arguments": {"path": "README.md"}}\n```',
+            'read_file(path="README.md")',
             "It is a small demo project.",
         ]
     )

@@ -8,8 +8,11 @@ type its JSON schema declares; it is the only place this rule lives. The agent's
 ``normalize_args`` (aliases, wrapper keys) ends with it, and ``normalize_tool_calls``
 applies it to the calls of any other tools. A call to a tool that was not offered, or
 with arguments that are not an object, moves to ``invalid_tool_calls`` with the reason.
-Lone surrogates in a call (a JSON ``"\\ud800"`` escape) are written out here
-(``bytesafe.escape``): every tool call from a model enters through this function.
+A reply whose whole content is calls written as text (``textcalls``: bare or fenced
+JSON, ``<tool_call>`` blocks, Llama 3.2's ``{"type": "function", ...}``) gets them as
+native calls here, so they run like any other. Lone surrogates in a call (a JSON
+``"\\ud800"`` escape) are written out here (``bytesafe.escape``): every tool call from a
+model enters through this function.
 
 Which string parameters hold free text is the caller's to say (``text_fields``): an
 object or list given for one of those becomes its JSON text; given for any other string
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import uuid
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
@@ -31,6 +35,8 @@ if TYPE_CHECKING:
     from langchain_core.messages import AIMessage
 
 __all__ = ["coerce_args", "normalize_tool_calls", "tool_parameters"]
+
+log = logging.getLogger(__name__)
 
 
 def tool_parameters(tools: Sequence[Any]) -> dict[str, dict[str, Any]]:
@@ -119,10 +125,39 @@ def coerce_args(
     }
 
 
+def _text_calls(message: AIMessage, params: dict[str, dict[str, Any]]) -> AIMessage:
+    """``message`` with the tool calls written as its text made native (textcalls.py),
+    their text taken out of the content; unchanged when the text is not calls."""
+    from langchain_core.messages.tool import tool_call
+
+    from soothe.engine.llm.textcalls import TEXT_CALLS_KEY, parse_text_calls
+
+    content = message.text
+    meta = message.response_metadata or {}
+    cut = (meta.get("done_reason") or meta.get("finish_reason")) == "length"
+    found = parse_text_calls(content, params, cut=cut)
+    if found is None:
+        return message
+    calls, rest = found
+    log.info("%d tool call(s) written as text: %s", len(calls), ", ".join(c.name for c in calls))
+    extra = {**message.additional_kwargs, TEXT_CALLS_KEY: [c.id for c in calls]}
+    return message.model_copy(
+        update={
+            "content": rest,
+            "tool_calls": [tool_call(name=c.name, args=c.args, id=c.id) for c in calls],
+            "additional_kwargs": extra,
+        }
+    )
+
+
 def normalize_tool_calls(
     message: AIMessage, tools: Sequence[Any] | None, *, coerce: bool = True
 ) -> AIMessage:
     """A copy of ``message`` whose ``tool_calls`` are parsed dicts fit for the tools.
+
+    A reply with no native call whose content is one or more calls written as text
+    (the shapes and the strict rule of ``textcalls``) gets them as its ``tool_calls``,
+    their text taken out of the content: they then run as native calls.
 
     ``coerce=False`` leaves the argument values as they came, for a caller that runs
     ``coerce_args`` itself after its own renaming (the agent's ``normalize_args``).
@@ -130,7 +165,11 @@ def normalize_tool_calls(
     from langchain_core.messages.tool import invalid_tool_call, tool_call
 
     if not message.tool_calls and not message.invalid_tool_calls:
-        return message
+        if not tools or "{" not in message.text:
+            return message
+        message = _text_calls(message, tool_parameters(tools))
+        if not message.tool_calls:
+            return message
     params = tool_parameters(tools) if tools else None
     good = []
     # A lone surrogate (valid JSON, not Unicode) is written out here, where calls enter,

@@ -201,10 +201,44 @@ def test_model_call_cap_fails_the_run_and_the_goal_resumes(
     assert check_persisted(env.data_dir).goals[goal.id].status == "completed"
 
 
+def test_token_cap_fails_the_run_and_the_goal_resumes(
+    brain: Brain, fake: FakeOllamaServer, env: Env
+) -> None:
+    """A step that keeps calling tools, each call ~3,000 tokens, runs into
+    run.max_tokens (input + output of every call): exit 1, run.failed saying so, the
+    goal suspended; resumed with the default cap, it completes."""
+    (env.workspace / "a.txt").write_text("alpha\n", encoding="utf-8")
+    brain.add("Classification", SIMPLE).add("PlanGeneration", ONE_STEP)
+    looping = FakeReply(tool_calls=[{"name": "list_dir", "args": {"path": "."}}], usage=(3000, 20))
+    brain.always["step:S-01"] = looping
+    r = run_cli(env, "-p", "list the files", "--json", SOOTHE_RUN__MAX_TOKENS="10000")
+    goal, failed = failed_on_a_run_limit(env, r, "cap of 10,000 tokens", "run.max_tokens")
+    assert "resume the thread" in failed["error"]
+    # two calls of the plan, then steps until the charge passed 10,000: none after it
+    charged = [u for u in json_events(r.out) if u["type"] == "usage"]
+    spent = sum(u["input_tokens"] + u["output_tokens"] for u in charged)
+    assert spent >= 10_000 and spent - 3020 < 10_000
+
+    del brain.always["step:S-01"]
+    brain.always["step"] = "a.txt"
+    brain.always["StatusAssessment"] = {"status": "done", "goal_progress": "complete"}
+    brain.always["complete"] = "The folder holds a.txt."
+    again = resume(env, goal.thread_id)
+    assert again.code == 0, again.err
+    assert check_persisted(env.data_dir).goals[goal.id].status == "completed"
+
+
 def test_run_settings_from_the_environment(env: Env) -> None:
-    """The two run bounds are settings like the others (file, SOOTHE_RUN__* variables)."""
-    r = run_cli(env, "config", "show", SOOTHE_RUN__DEADLINE="12.5", SOOTHE_RUN__MAX_MODEL_CALLS="7")
+    """The three run bounds are settings like the others (file, SOOTHE_RUN__* variables)."""
+    r = run_cli(
+        env,
+        "config",
+        "show",
+        SOOTHE_RUN__DEADLINE="12.5",
+        SOOTHE_RUN__MAX_MODEL_CALLS="7",
+        SOOTHE_RUN__MAX_TOKENS="5000",
+    )
     assert r.code == 0, r.err
     shown = json.loads(r.out)
-    assert shown["run"] == {"deadline": 12.5, "max_model_calls": 7}
+    assert shown["run"] == {"deadline": 12.5, "max_model_calls": 7, "max_tokens": 5000}
     assert shown["model"]["call_timeout"] is None

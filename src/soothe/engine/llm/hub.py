@@ -309,7 +309,7 @@ class ModelHub:
 
     async def stream_text(
         self,
-        messages: list[BaseMessage],
+        messages: list[BaseMessage] | Prompt,
         *,
         role: Literal["default", "fast"] = "default",
         tools: list[Any] | None = None,
@@ -987,13 +987,14 @@ def _charge_run(got: _Reading, chars: int) -> None:
     budget = current_budget()
     if budget is None:
         return
-    usage = got.parts[-1].usage_metadata if got.parts else None
-    for part in got.parts:  # Ollama's counts come on one chunk near the end
+    usage = None
+    for part in reversed(got.parts):  # the counts come on one chunk near the end
         if part.usage_metadata:
             usage = part.usage_metadata
+            break
     prompt = int(usage["input_tokens"]) if usage else 0
-    output = int(usage["output_tokens"]) if usage else 0
-    budget.charge(prompt, max(output, got.tokens), chars)
+    output = int(usage["output_tokens"]) if usage else got.tokens  # the server's, if it said
+    budget.charge(prompt, output, chars)
 
 
 async def _stop(task: asyncio.Task[Any]) -> None:

@@ -19,8 +19,6 @@ from soothe.engine.llm.profile import (
 from soothe.engine.llm.window import (
     DEMO_WINDOW,
     ContextWindow,
-    format_tokens,
-    format_window,
     resolve_window,
 )
 from tests.fakes import FakeOllamaServer, FakeOpenAIServer
@@ -117,23 +115,6 @@ def test_demo_window_is_large() -> None:
 def test_context_window_setting_is_validated() -> None:
     with pytest.raises(ValueError, match="context_window"):
         ModelSettings(provider="openai", context_window=100)
-
-
-def test_token_figures_for_the_status_line() -> None:
-    assert [format_tokens(n) for n in (950, 2048, 3100, 12_345, 1_250_000)] == [
-        "950",
-        "2.0k",
-        "3.1k",
-        "12k",
-        "1.2M",
-    ]
-    assert [format_window(n) for n in (2048, 8192, 131072, 8000, 900)] == [
-        "2k",
-        "8k",
-        "128k",
-        "8.0k",
-        "900",
-    ]
 
 
 # --- the hub carries it -----------------------------------------------------------------
@@ -233,3 +214,13 @@ async def test_session_gives_the_hub_the_window_for_every_profile(tmp_path: Path
             assert session.hub.window.source == "demo"
         finally:
             await session.close()
+
+
+def test_a_new_model_forgets_what_the_packer_learnt_from_the_old_one() -> None:
+    hub = ModelHub(ollama(8192))
+    hub._learn_ceiling(1024)  # the old server cut a prompt at 1024
+    learnt = hub.estimator
+    assert hub.context_window()[0] == 1024
+    hub.set_model_info(ModelInfo(context_length=32768))
+    assert hub.context_window() == (8192, "model.num_ctx")
+    assert hub.estimator is not learnt  # a fresh, uncalibrated estimate

@@ -121,6 +121,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
             ev.ApprovalRequested: self._approval_requested,
             ev.ApprovalAnswered: self._approval_answered,
             ev.Usage: self._usage,
+            ev.ModelContext: self._model_context,
             ev.FinalAnswer: self._final_answer,
             ev.FinalReport: self._final_report,
             ev.ErrorEvent: self._error,
@@ -312,7 +313,16 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
         self.port.clear_goals()
         self.port.set_evidence([])
         self.port.goals_changed(0)
-        self.port.status(tokens_in=0, tokens_out=0, iteration=0, max_iterations=0, elapsed=None)
+        self.port.status(
+            tokens_in=0,
+            tokens_out=0,
+            ctx_used=0,
+            ctx_window=0,
+            ctx_cut=False,
+            iteration=0,
+            max_iterations=0,
+            elapsed=None,
+        )
         self.visible = CONVERSATION
         self.port.show(self.view(CONVERSATION))
 
@@ -519,9 +529,22 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
         self.tokens_in += event.input_tokens
         self.tokens_out += event.output_tokens
         if self.live:
-            self.port.status(tokens_in=self.tokens_in, tokens_out=self.tokens_out)
+            # ctx: this call's prompt against its window (a window of 0 is not known:
+            # the last known one stays); a new call's count clears the cut mark.
+            ctx = (
+                {"ctx_used": event.input_tokens, "ctx_window": event.window, "ctx_cut": False}
+                if event.window
+                else {}
+            )
+            self.port.status(tokens_in=self.tokens_in, tokens_out=self.tokens_out, **ctx)
             if event.answered:
                 self.port.server_answered()
+
+    def _model_context(self, event: ev.ModelContext) -> None:
+        """The server cut a prompt to fit its window: a mark beside ``ctx`` until the next
+        call reports its count (the retry's, re-packed smaller)."""
+        if self.live:
+            self.port.status(ctx_used=event.evaluated_tokens, ctx_window=event.window, ctx_cut=True)
 
     def _final_answer(self, event: ev.FinalAnswer) -> None:
         key = event.goal_id or ""

@@ -1,7 +1,8 @@
 """``soothe -p``: the same engine, rendered for scripts.
 
 stdout carries the final answer (or NDJSON events with --json); stderr carries a compact
-progress line per step when it is a terminal, and one ``error:`` line on failure.
+progress line per step when it is a terminal, one line per prompt the server cut to fit
+its window (``model.context``), and one ``error:`` line on failure.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from soothe.engine.events import (
     EventBase,
     FinalAnswer,
     GoalCreated,
+    ModelContext,
     ModelProfileResolved,
     PlanCreated,
     RunFailed,
@@ -101,6 +103,19 @@ def _progress_line(event: EventBase) -> str | None:
     return None
 
 
+def context_line(event: ModelContext, setting: str = "model.num_ctx") -> str:
+    """The stderr line for a prompt the server cut to fit its window, whatever stderr is
+    (a script must learn its answers came from a clipped prompt); ``setting`` is the one
+    that sets the window (``model.num_ctx``, ``model.context_window``)."""
+    done = "re-packed and retried" if event.action == "repacked" else "cut again, the call failed"
+    return one_line(
+        f"soothe: the server cut a prompt to {event.evaluated_tokens} tokens (window "
+        f"{event.window}, sent ~{event.sent_tokens}): {done}; raise {setting} or shorten "
+        "the request",
+        300,
+    )
+
+
 class Answerer:
     """Answers clarifications and approvals for a headless run, by policy or at the TTY."""
 
@@ -158,6 +173,9 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
     _sigterm_as_interrupt(seen)
     stdout, stderr = sys.stdout, sys.stderr
     show_progress = stderr.isatty() and not args.json
+    window_setting = (
+        "model.num_ctx" if settings.model.provider == "ollama" else "model.context_window"
+    )
     session = Session(settings, thread_id=args.thread)
     answer: str | None = None
     failure: str | None = None
@@ -208,6 +226,9 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
                         unanswered.add(key)
                     else:
                         unanswered.discard(key)
+                if isinstance(event, ModelContext):
+                    stderr.write(context_line(event, window_setting) + "\n")
+                    stderr.flush()
                 _emit(event, args.json, show_progress and not again, stdout, stderr)
 
             try:

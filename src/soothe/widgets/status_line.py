@@ -1,4 +1,5 @@
-"""StatusLine: model, provider status, thread, iteration, tokens and elapsed time."""
+"""StatusLine: model, provider status, thread, iteration, context use, tokens and elapsed
+time."""
 
 from __future__ import annotations
 
@@ -27,6 +28,12 @@ class StatusInfo:
     max_iterations: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    ctx_used: int = 0
+    """Input tokens of the latest model call (the server's count)."""
+    ctx_window: int = 0
+    """The window that call was packed for; 0: unknown, no ``ctx`` shown."""
+    ctx_cut: bool = False
+    """The server cut a prompt to fit (a ``model.context`` event) since the last call."""
     elapsed: float | None = None
     running: bool = False
 
@@ -37,6 +44,15 @@ def _tokens(count: int) -> str:
     if count < 100_000:
         return f"{count / 1000:.1f}k"
     return f"{count // 1000}k"
+
+
+def _window(count: int) -> str:
+    """A window as people name it: 2048 -> 2k, 8192 -> 8k, 131072 -> 128k."""
+    return f"{count // 1024}k" if count >= 1024 and count % 1024 == 0 else _tokens(count)
+
+
+CUT_MARK = "✂"
+"""Beside ``ctx`` while the server has just cut a prompt to fit its window."""
 
 
 def _elapsed(seconds: float) -> str:
@@ -66,6 +82,14 @@ def render_status(info: StatusInfo, width: int = 200) -> Content:
     if info.max_iterations:
         label = () if compact else (("iter ", "$text-muted"),)
         parts += [sep, *label, f"{info.iteration}/{info.max_iterations}"]
+    if info.ctx_window:  # the latest call's prompt against the window: ctx 3.1k/8k
+        parts += [
+            sep,
+            ("ctx ", "$text-muted"),
+            f"{_tokens(info.ctx_used)}/{_window(info.ctx_window)}",
+        ]
+        if info.ctx_cut:
+            parts += [" ", (CUT_MARK, "$error")]
     if info.tokens_in or info.tokens_out:  # none yet (or a reopened thread): no "0 in"
         tokens = (
             f"{_tokens(info.tokens_in)}↑ {_tokens(info.tokens_out)}↓"

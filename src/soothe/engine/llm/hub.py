@@ -238,9 +238,13 @@ class ModelHub:
         """The model's context window (window.py's one rule)."""
 
     def set_model_info(self, info: ModelInfo) -> None:
-        """Take what the server said about the model; the window follows from it."""
+        """Take what the server said about the model; the window follows from it. What
+        the packer learnt from the previous model's counts (a server's ceiling, the
+        token estimate's calibration) is dropped: another model, another tokenizer."""
         self.model_info = info
         self.window = resolve_window(self.settings, info)
+        self.__dict__.pop("_ceiling", None)
+        self.__dict__.pop("_estimator", None)
 
     # --- models ----------------------------------------------------------------------------
 
@@ -663,24 +667,31 @@ class ModelHub:
             self._learn_ceiling(evaluated)
             if note is not None:
                 note.truncated = True
+            failure: LLMError | None = None
+            if not attempt:
+                window, source = self.context_window()
+                budget = Budget.of(window, limit, budget.tools)
+                try:
+                    sent = self._pack(messages, budget, cap=int(sent.tokens * REPACK_SHARE))
+                except LLMError as exc:  # not even its minimum fits what the server holds
+                    failure = exc
             if self.bus is not None:
                 fields = event_ids.fields() if event_ids is not None else ScopeFields()
                 self.bus.publish(
                     ModelContext(
                         model=self.model_name(role),
                         role=role,
-                        window=window,
+                        window=getattr(getattr(self, "window", None), "tokens", None) or window,
                         sent_tokens=sent_tokens,
                         evaluated_tokens=evaluated,
-                        action="failed" if attempt else "repacked",
+                        action="failed" if attempt or failure else "repacked",
                         **fields,
                     )
                 )
+            if failure is not None:
+                raise failure
             if attempt:
                 break
-            window, source = self.context_window()
-            budget = Budget.of(window, limit, budget.tools)
-            sent = self._pack(messages, budget, cap=int(sent.tokens * REPACK_SHARE))
             if on_token is not None:
                 on_token(REPACK_NOTE)
         configured = getattr(getattr(self, "window", None), "tokens", None) or window

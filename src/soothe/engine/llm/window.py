@@ -29,8 +29,6 @@ __all__ = [
     "OPENAI_DEFAULT_WINDOW",
     "TRAINED_FIELDS",
     "ContextWindow",
-    "format_tokens",
-    "format_window",
     "resolve_window",
 ]
 
@@ -115,21 +113,3 @@ def resolve_window(settings: ModelSettings, info: ModelInfo) -> ContextWindow:
         "assumed (the server does not report it; set model.context_window)",
         trained,
     )
-
-
-def format_tokens(n: int) -> str:
-    """Short token counts for the status line: 950, 3.1k, 12k, 1.2M (decimal)."""
-    if n < 1000:
-        return str(n)
-    if n < 10_000:
-        return f"{n / 1000:.1f}k"
-    if n < 1_000_000:
-        return f"{n / 1000:.0f}k"
-    return f"{n / 1_000_000:.1f}M"
-
-
-def format_window(n: int) -> str:
-    """A window as people name it: 2048 -> 2k, 8192 -> 8k, 131072 -> 128k; else decimal."""
-    if n >= 1024 and n % 1024 == 0:
-        return f"{n // 1024}k"
-    return format_tokens(n)

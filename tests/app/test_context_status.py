@@ -1,0 +1,69 @@
+"""The status line's ``ctx``: the latest call's prompt against the window, through the
+real Session (fake Ollama); a prompt the server cut (``model.context``) adds a mark until
+the next call reports its count."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from soothe.widgets.status_line import CUT_MARK, StatusInfo, render_status
+from tests.app.conftest import type_text
+from tests.app.real_harness import Rig, classify, ready, settle
+from tests.fakes import FakeReply
+from tests.fakes.ollama_server import FakeOllamaModel
+
+
+def test_ctx_is_drawn_against_the_window() -> None:
+    info = StatusInfo(model="m", provider="reachable", ctx_used=3100, ctx_window=8192)
+    assert render_status(info).plain == "idle │ m ● reachable │ ctx 3.1k/8k"
+    cut = StatusInfo(model="m", provider="reachable", ctx_used=1024, ctx_window=2048, ctx_cut=True)
+    assert render_status(cut, 80).plain == f"m ● reachable │ ctx 1.0k/2k {CUT_MARK}"
+    # no window known (a reopened thread, a call before any count): no ctx
+    assert "ctx" not in render_status(StatusInfo(model="m", ctx_used=5)).plain
+
+
+async def test_status_shows_the_latest_calls_context_use(rig: Rig) -> None:
+    reply = json.dumps(classify("quiz", "4."))
+    rig.brain.add("Classification", FakeReply(text=reply, usage=(1900, 12)))
+    app = rig.app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(app, pilot)
+        await type_text(pilot, "What is 2+2?")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        info = app.main.status.info
+        assert (info.ctx_used, info.ctx_window, info.ctx_cut) == (1900, 8192, False)
+        assert "ctx 1.9k/8k" in render_status(info).plain
+
+
+async def test_a_cut_prompt_marks_ctx_until_the_next_call(rig: Rig) -> None:
+    """The server loads 1024 tokens of the 2048 we ask for: the first classification is
+    cut (model.context, re-packed), the mark shows, the retry's count clears it."""
+    rig.server.add_model(FakeOllamaModel("llama3.2", max_num_ctx=1024))
+    rig.configure(model={"num_ctx": 2048})
+    rig.brain.always["Classification"] = {"label": "quiz", "answer": "Paris."}
+    app = rig.app()
+    seen: list[tuple[int, int, bool]] = []
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(app, pilot)
+        status = app.main.status
+        original = status.set
+
+        def recording(**changes: Any) -> None:
+            original(**changes)
+            seen.append((status.info.ctx_used, status.info.ctx_window, status.info.ctx_cut))
+
+        status.set = recording  # type: ignore[method-assign]
+        request = "What is the capital of France? " + " ".join(
+            f"Note {i}: the travel notes say Paris has many museums." for i in range(90)
+        )
+        app.prompt.value = request
+        await pilot.press("enter")
+        await settle(app, pilot)
+        cut = [r for r in rig.server.chat_log if r.truncated]
+        assert len(cut) == 1
+        marked = [s for s in seen if s[2]]
+        assert marked and marked[0][:2] == (cut[0].kept_tokens, 2048)
+        assert f"{CUT_MARK}" not in render_status(status.info).plain
+        assert status.info.ctx_cut is False and status.info.ctx_window == 1024

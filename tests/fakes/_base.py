@@ -54,6 +54,13 @@ class FakeReply(ScriptedReply):
     send nothing more until the server stops or `hang_limit` passes, then cut it.
     `trickle`: the streamed body goes out one byte at a time, this many seconds apart
     (each byte keeps a read timeout from tripping; no line is ever complete).
+
+    Thinking models (the fake Ollama; see `FakeOllamaModel.thinking`):
+    `inline_think`: the trace is written into the content as ``<think>...</think>``
+    before the answer (older servers, some qwen3 templates), not in ``message.thinking``;
+    a string is the trace itself (when `thinking` is not scripted).
+    `think_anyway`: the model thinks although the request said ``think: false`` (some
+    models and templates ignore it).
     """
 
     drop: bool = False
@@ -64,6 +71,8 @@ class FakeReply(ScriptedReply):
     endless_thinking: bool = False
     stall: bool = False
     trickle: float = 0.0
+    inline_think: bool | str = False
+    think_anyway: bool = False
 
 
 class FakeHTTPError(Exception):
@@ -517,16 +526,31 @@ def tool_call_id(index: int, i: int, tc: dict[str, Any]) -> str:
     return str(tc.get("id") or f"call_{index}_{i}")
 
 
+def message_chars(m: dict[str, Any]) -> int:
+    """Characters of one wire message: its text and its tool calls' names and arguments."""
+    n = 0
+    content = m.get("content")
+    if isinstance(content, str):
+        n += len(content)
+    elif isinstance(content, list):
+        n += sum(len(p.get("text", "")) for p in content if isinstance(p, dict))
+    for tc in m.get("tool_calls") or []:
+        fn = tc.get("function", {})
+        n += len(fn.get("name", "")) + len(args_json(fn.get("arguments", {})))
+    return n
+
+
 def request_chars(body: dict[str, Any]) -> int:
     """Characters of the messages in a chat request (text and tool-call arguments)."""
-    n = 0
-    for m in body.get("messages") or []:
-        content = m.get("content")
-        if isinstance(content, str):
-            n += len(content)
-        elif isinstance(content, list):
-            n += sum(len(p.get("text", "")) for p in content if isinstance(p, dict))
-        for tc in m.get("tool_calls") or []:
-            fn = tc.get("function", {})
-            n += len(fn.get("name", "")) + len(args_json(fn.get("arguments", {})))
-    return n
+    return sum(message_chars(m) for m in body.get("messages") or [] if isinstance(m, dict))
+
+
+def tool_spec_chars(tool: Any) -> int:
+    """Characters one offered tool's spec takes in the prompt (its JSON)."""
+    return len(json.dumps(tool, ensure_ascii=False))
+
+
+def prompt_chars(body: dict[str, Any]) -> int:
+    """Characters of the whole prompt a chat request makes: its messages and the specs
+    of the tools it offers (the chat template renders both into the prompt)."""
+    return request_chars(body) + sum(tool_spec_chars(t) for t in body.get("tools") or [])

@@ -417,6 +417,7 @@ def test_doctor_prints_size_and_context_and_warns(tmp_path: Path) -> None:
         "  window       2048 tokens (model.num_ctx, capped by the model's trained context; "
         "trained 2048)"
     ) in lines
+    assert "  capabilities completion, tools" in lines
     assert "profile      small" in tiny
     assert "warning: tiny has 135M parameters" in tiny
     # One rule with window.py: the same line a run's hub.window carries.

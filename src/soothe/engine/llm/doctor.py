@@ -21,6 +21,7 @@ from typing import Literal, TextIO
 from soothe.engine.config import SMALL_MODEL_BILLIONS, Settings, default_config_path
 from soothe.engine.llm.errors import LLMError, ModelErrorKind
 from soothe.engine.llm.server import ServerStatus, check_server
+from soothe.engine.sanitize import visible
 
 __all__ = ["doctor_report", "format_report", "run_doctor"]
 
@@ -168,6 +169,9 @@ def _model_rows(settings: Settings, status: ServerStatus) -> list[str]:
     window = resolve_window(settings.model, info)
     if status.reachable:
         rows.append(_row("window", window.describe()))
+    if info.capabilities is not None:  # Ollama /api/show: thinking decides 'think'
+        shown = ", ".join(visible(c) for c in info.capabilities) or "none listed"
+        rows.append(_row("capabilities", shown))
     if info.parameter_size is not None or info.context_length is not None:
         profile = choose_profile(settings.model, info)
         rows.append(_row("profile", f"{profile.name} (model.profile = {settings.model.profile})"))

@@ -358,6 +358,11 @@ class McpManager:
     def get(self, name: str) -> McpTool | None:
         return self._tools.get(name)
 
+    async def tools(self) -> list[McpTool]:
+        """The usable tools of the started servers (starting them on first need)."""
+        await self.start()
+        return list(self._tools.values())
+
     async def call(self, name: str, args: dict[str, Any], ids: dict[str, Any]) -> str:
         """Run an MCP tool; a transport failure marks its server dead (one line)."""
         tool = self._tools[name]

@@ -74,7 +74,7 @@ def _tidy(line: str) -> str:
 
 def classify(messages: list[Any], schema: dict[str, Any]) -> dict[str, Any]:
     text = _last_human(messages).strip()
-    if text.startswith("## Conversation so far"):  # history first, the request last
+    if text.startswith("## "):  # the tool list and the history first, the request last
         text = text.rsplit("\n\n", 1)[-1].strip()
     question = text.rstrip("?").strip()
     for prefix in ("what is", "what's", "compute", "calculate"):

@@ -11,6 +11,19 @@ from pydantic import BaseModel
 from soothe.engine.context.errors import PlanError
 from soothe.engine.context.models import StepSpec
 from soothe.engine.context.steps import StepDAG, step_number
+from soothe.engine.llm.packer import (
+    HISTORY,
+    LEDGER,
+    MEMORY,
+    REQUEST,
+    REQUEST_FLOOR_CHARS,
+    RESULTS,
+    RULES,
+    STEP,
+    WORKSPACE,
+    Part,
+    Prompt,
+)
 from soothe.engine.llm.structured import parse_structured
 from soothe.engine.loop import prompts
 from soothe.engine.loop.schemas import (
@@ -25,7 +38,7 @@ from soothe.engine.text import clip
 from soothe.engine.words import WORK_WORDS, content_words
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from soothe.engine.llm.factory import Role
     from soothe.engine.llm.hub import IdsLike, ModelHub
@@ -59,7 +72,30 @@ class PlanningContext:
         """What a step may be about: the goal and what is known around it."""
         return "\n".join((self.goal, self.skill, self.history, self.projection, self.memory))
 
+    def parts(self) -> list[Part]:
+        """The sections as packer parts (``llm.packer``): the goal is the request (kept,
+        clipped last), then the skill, the steps and the evidence (newest first), the
+        failure and reasoning of earlier rounds, the conversation (newest kept), the
+        projection and what memory recalled; in ``render``'s order."""
+        return [
+            Part("Goal", self.goal, REQUEST, floor=REQUEST_FLOOR_CHARS),
+            Part("Skill instructions", self.skill, STEP),
+            Part("Conversation so far", self.history, HISTORY, keep="tail"),
+            Part("Context", self.projection, WORKSPACE),
+            Part("Recalled from earlier work", self.memory, MEMORY),
+            Part("The previous attempt failed", self.previous_failure, LEDGER),
+            Part("Why the plans so far were made", self.reasoning, LEDGER, keep="tail"),
+            Part("Steps so far", self.steps, STEP, keep="tail"),
+            Part("Evidence", self.evidence, RESULTS),
+        ]
+
+    def prompt(self, system: str, *extra: Part) -> Prompt:
+        """A prompt of these sections and ``extra`` parts (rules, kept whole), packed by the
+        hub to each call's window."""
+        return Prompt(system, [*self.parts(), *extra])
+
     def render(self) -> str:
+        """The sections whole (not packed: ``prompt`` is what goes to a model)."""
         parts = [
             prompts.section("Goal", self.goal),
             prompts.section("Skill instructions", self.skill),
@@ -77,11 +113,14 @@ class PlanningContext:
 class PlanningFailed(Exception):
     """The model could not produce a valid plan after repair and re-asks."""
 
-    def __init__(self, what: str, error: str, attempts: int) -> None:
+    def __init__(self, what: str, error: str, attempts: int, context: str = "") -> None:
+        window = f"; {context} (a larger window may help)" if context else ""
         super().__init__(
-            f"could not get a valid {what} from the model after {attempts} tries: {error}"
+            f"could not get a valid {what} from the model after {attempts} tries: {error}{window}"
         )
         self.attempts = attempts
+        self.context = context
+        """When the window shaped the prompt (``StructuredResult.context``); else ''."""
 
 
 def _specs(plan: PlanGeneration) -> list[StepSpec]:
@@ -235,7 +274,7 @@ class LLMPlanner:
         self,
         schema: type[T],
         system: str,
-        user: str,
+        user: list[Part],
         role: Role,
         ids: IdsLike,
         validate: Callable[[T], list[str]] | None = None,
@@ -243,22 +282,21 @@ class LLMPlanner:
         result = await self._call(schema, system, user, role, ids, validate)
         if result.value is None:
             reason = "; ".join(result.problems) or result.error or "invalid output"
-            raise PlanningFailed(schema.__name__, reason, result.attempts)
+            raise PlanningFailed(schema.__name__, reason, result.attempts, result.context)
         return result.value
 
     async def _call(
         self,
         schema: type[T],
         system: str,
-        user: str,
+        user: list[Part],
         role: Role,
         ids: IdsLike,
         validate: Callable[[T], list[str]] | None = None,
     ) -> Any:
-        from langchain_core.messages import HumanMessage, SystemMessage
-
+        """One structured call of ``user``'s parts, packed by the hub to its window."""
         return await self.hub.structured(
-            [SystemMessage(content=system), HumanMessage(content=user)],
+            Prompt(system, user),
             schema,
             role=role,
             ids=ids,
@@ -266,7 +304,7 @@ class LLMPlanner:
         )
 
     async def assess(self, ctx: PlanningContext, ids: IdsLike = None) -> StatusAssessment:
-        user = f"{ctx.render()}\n{prompts.ASSESS_RULES}"
+        user = [*ctx.parts(), Part("", prompts.ASSESS_RULES, RULES)]
         return await self._ask(StatusAssessment, prompts.PLANNER_SYSTEM, user, "fast", ids)
 
     async def generate(
@@ -292,7 +330,7 @@ class LLMPlanner:
             return [*problems, TIGHTER] if problems else []
 
         self.fallback_notes = []
-        user = f"{ctx.render()}\n{prompts.generate_rules(self.small)}"
+        user = [*ctx.parts(), Part("", prompts.generate_rules(self.small), RULES)]
         result = await self._call(
             PlanGeneration, prompts.PLANNER_SYSTEM, user, "default", ids, validate
         )
@@ -301,19 +339,34 @@ class LLMPlanner:
         last = parse_structured(result.raw, PlanGeneration).value
         if last is None:  # never a schema-valid plan: the model cannot plan at all
             reason = "; ".join(result.problems) or result.error or "invalid output"
-            raise PlanningFailed("PlanGeneration", reason, result.attempts)
+            raise PlanningFailed("PlanGeneration", reason, result.attempts, result.context)
         plan, self.fallback_notes = repair_plan(prep(last), ctx.goal, dag, topic)
         return plan
 
     async def reflect(self, ctx: PlanningContext, failure: str, ids: IdsLike = None) -> Reflection:
-        wrong = prompts.section("What went wrong", failure)
-        user = f"{ctx.render()}\n{wrong}\n{prompts.REFLECT_RULES}"
+        user = [
+            *ctx.parts(),
+            Part("What went wrong", failure, STEP, floor=200),
+            Part("", prompts.REFLECT_RULES, RULES),
+        ]
         return await self._ask(Reflection, prompts.PLANNER_SYSTEM, user, "fast", ids)
 
-    async def classify(self, text: str, history: str = "", ids: IdsLike = None) -> Classification:
-        user = text if not history else f"{prompts.section('Conversation so far', history)}\n{text}"
+    async def classify(
+        self,
+        text: str,
+        history: str = "",
+        ids: IdsLike = None,
+        tools: Sequence[str] = (),
+    ) -> Classification:
+        """``tools``: the offered tools, one bounded line each (``classify.tool_lines``),
+        listed before the conversation and the request (the request stays last)."""
+        user = [
+            Part(prompts.TOOLS_TITLE, "\n".join(tools), STEP),
+            Part("Conversation so far", history, HISTORY, keep="tail"),
+            Part("", text, REQUEST, floor=REQUEST_FLOOR_CHARS),
+        ]
         return await self._ask(Classification, prompts.CLASSIFY_SYSTEM, user, "fast", ids)
 
     async def decompose(self, ctx: PlanningContext, ids: IdsLike = None) -> GoalDecomposition:
-        user = f"{ctx.render()}\n{prompts.decompose_rules(self.small)}"
+        user = [*ctx.parts(), Part("", prompts.decompose_rules(self.small), RULES)]
         return await self._ask(GoalDecomposition, prompts.PLANNER_SYSTEM, user, "default", ids)

@@ -28,12 +28,16 @@ worth_retrying: false only when no new attempt can reach the goal."""
 COMPLETE_RULES = """Write the final answer to the goal for the user, using the step results and
 evidence below. Be direct and concise; use Markdown where it helps."""
 
-CLASSIFY_SYSTEM = """Classify the user's request for an agent that can use workspace tools
-(read/list/search files, edit files, run shell commands).
+CLASSIFY_SYSTEM = """Classify the user's request for an agent that can use the tools listed
+with it (workspace files, edits, shell commands and any tool the user added).
 label: "quiz" = a question answerable from general knowledge with no tools or files
-(then put the full answer in "answer"); "trivial" = a greeting or chit-chat (answer it in
-"answer"); "simple" = needs one or two tool actions; "complex" = needs several steps.
+(then put the full answer in "answer"); a request one of the listed tools could answer
+is not a quiz; "trivial" = a greeting or chit-chat (answer it in "answer"); "simple" =
+needs one or two tool actions; "complex" = needs several steps.
 Reply with JSON only."""
+
+TOOLS_TITLE = "Tools the agent can use"
+"""The title of the classification prompt's tool list (``classify.tool_lines``)."""
 
 DECOMPOSE_RULES = """Split the goal into 1-4 sub-goals that can each be pursued on their own.
 Give each a short key (A, B, C...). "depends_on" lists keys that must finish first;

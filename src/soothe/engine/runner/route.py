@@ -15,6 +15,7 @@ import time
 from typing import TYPE_CHECKING
 
 from soothe.engine.agent.workspace import Workspace
+from soothe.engine.classify import OfferedTool, mcp_offered
 from soothe.engine.events import (
     Classified,
     FinalAnswer,
@@ -141,7 +142,11 @@ class SootheRunner(ResumeRunner):
             label = "complex"
         else:
             result = await self.classifier.classify(
-                text, history=history, ids=dict(scope.fields()), task=grounding.task
+                text,
+                history=history,
+                ids=dict(scope.fields()),
+                task=grounding.task,
+                tools=await self._offered_tools(thread_id),
             )
             self.bus.publish(
                 Classified(
@@ -164,6 +169,19 @@ class SootheRunner(ResumeRunner):
         answer = await self._agentic(goal.id, thread_id, label, history, intake=intake)
         self.bus.publish(FinalAnswer(text=answer, thread_id=thread_id, goal_id=goal.id))
         return answer
+
+    async def _offered_tools(self, thread_id: str) -> list[OfferedTool]:
+        """The tools a step may be offered, for routing: ours, then the configured MCP
+        servers' (started here if they were not yet: a server that fails is its one
+        error line, and routing goes on without its tools)."""
+        from soothe.engine.agent.tools import tool_summaries
+
+        tools = [OfferedTool(name, description) for name, description in tool_summaries()]
+        mcp = getattr(self.agent.tool_ctx_factory, "mcp", None)
+        if mcp is not None and mcp.configured:
+            mcp.ids = {"thread_id": thread_id}
+            tools += mcp_offered(await mcp.tools())
+        return tools
 
     def _earlier_goals(self, thread_id: str) -> list[str]:
         """The thread's last finished top-level goals (completed or failed), oldest first:

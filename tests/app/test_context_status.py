@@ -67,3 +67,31 @@ async def test_a_cut_prompt_marks_ctx_until_the_next_call(rig: Rig) -> None:
         assert marked and marked[0][:2] == (cut[0].kept_tokens, 2048)
         assert f"{CUT_MARK}" not in render_status(status.info).plain
         assert status.info.ctx_cut is False and status.info.ctx_window == 1024
+
+
+def test_a_call_without_a_count_leaves_the_last_ctx() -> None:
+    """A call that failed before the server counted (no server: 0 input tokens) drew
+    'ctx 0/8k'; the last call that was counted stays, cut mark included."""
+    from soothe.app.view_state import ViewState
+    from soothe.engine import events as ev
+    from tests.app.test_view_state import RecordingPort
+
+    port = RecordingPort()
+    state = ViewState(port)
+    state.feed(ev.Usage(input_tokens=1500, output_tokens=20, window=2048, thread_id="t1"))
+    state.feed(
+        ev.ModelContext(
+            window=2048, sent_tokens=2600, evaluated_tokens=1024, action="repacked", thread_id="t1"
+        )
+    )
+    state.feed(ev.Usage(input_tokens=0, output_tokens=0, window=2048, thread_id="t1"))
+    state.feed(ev.Usage(input_tokens=900, output_tokens=5, window=0, thread_id="t1"))
+    ctx = [
+        {k: v for k, v in call if k.startswith("ctx_")}
+        for call in port.named("status")
+        if any(k.startswith("ctx_") for k, _ in call)
+    ]
+    assert ctx == [
+        {"ctx_used": 1500, "ctx_window": 2048, "ctx_cut": False},
+        {"ctx_used": 1024, "ctx_window": 2048, "ctx_cut": True},
+    ]

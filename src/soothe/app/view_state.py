@@ -529,11 +529,12 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
         self.tokens_in += event.input_tokens
         self.tokens_out += event.output_tokens
         if self.live:
-            # ctx: this call's prompt against its window (a window of 0 is not known:
-            # the last known one stays); a new call's count clears the cut mark.
+            # ctx: this call's prompt against its window; a call without both (a window
+            # not known, a call that failed before the server counted) leaves the last
+            # one; a new call's count clears the cut mark.
             ctx = (
                 {"ctx_used": event.input_tokens, "ctx_window": event.window, "ctx_cut": False}
-                if event.window
+                if event.window and event.input_tokens
                 else {}
             )
             self.port.status(tokens_in=self.tokens_in, tokens_out=self.tokens_out, **ctx)

@@ -27,7 +27,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from soothe.engine.agent.approval import apply_always
-from soothe.engine.agent.prompts import step_prompt, system_prompt
+from soothe.engine.agent.prompts import (
+    STEP_SHARE,
+    packed_step_prompt,
+    step_parts,
+    system_prompt,
+)
 from soothe.engine.agent.read_only import offered_tools
 from soothe.engine.agent.tools import (
     ToolContext,
@@ -35,6 +40,7 @@ from soothe.engine.agent.tools import (
     tool_specs,
 )
 from soothe.engine.interact import ApprovalRequest, ApprovalResponse
+from soothe.engine.llm.packer import MESSAGE_OVERHEAD, select_tools
 
 if TYPE_CHECKING:
     from langchain_core.messages import AIMessage, BaseMessage
@@ -82,6 +88,22 @@ def pending_calls(message: AIMessage) -> list[dict[str, Any]]:
             }
         )
     return calls
+
+
+async def matching_mcp_specs(ctx: ToolContext, request: str) -> list[dict[str, Any]]:
+    """The specs of the MCP tools ``request`` is about (``classify.mcp_match``), for a
+    step that is otherwise offered only read-only tools."""
+    if ctx.mcp is None or not ctx.mcp.configured:
+        return []
+    from soothe.engine.classify import mcp_match, mcp_offered
+
+    ctx.mcp.ids = ctx.event_ids()
+    tools = await ctx.mcp.tools()
+    return [
+        tool.spec()
+        for tool, seen in zip(tools, mcp_offered(tools), strict=True)
+        if mcp_match(request, [seen]) is not None
+    ]
 
 
 def compact_tool_history(messages: list[BaseMessage], limit: int) -> None:
@@ -181,8 +203,20 @@ class CoreAgent:
         ctx.offered = offered_tools(goal, small=small)
         if ctx.offered is None:
             specs = await ctx.specs()  # ours + MCP servers' (started on first need)
-        else:  # small profile, read-only request: no writes, no shell, no MCP server
+        else:  # small profile, read-only request: no writes, no shell, no MCP server...
             specs = [s for s in tool_specs() if s["function"]["name"] in ctx.offered]
+            # ... but the MCP tools the request is about (routing sent it here for them)
+            matched = await matching_mcp_specs(ctx, goal)
+            ctx.offered = ctx.offered | {s["function"]["name"] for s in matched}
+            specs += matched
+        listed = ctx.offered
+        est = self.hub.estimator
+        room = self.hub.prompt_budget("step")
+        fitting = select_tools(specs, f"{goal}\n{description}\n{expected_output}", room, est)
+        if len(fitting) < len(specs):  # tight: only the tools this step may need
+            specs = fitting
+            names = frozenset(s["function"]["name"] for s in specs)
+            listed = names if listed is None else listed & names
         budget = self.settings.loop.step_tool_budget
         thread, snapshot = await self._attempt(ids, step_id)
         key = CallKey(
@@ -205,21 +239,23 @@ class CoreAgent:
         graph = self.graph()
         payload: Any
         if snapshot is None:
+            system = system_prompt(ctx.workspace, budget, small=small, tools=listed)
+            parts = step_parts(
+                goal=goal,
+                step_id=step_id,
+                description=description,
+                expected_output=expected_output,
+                context_text=context_text,
+                evidence_text=evidence_text,
+            )
+            # The step prompt gets a share of what the first call may send; the rest is
+            # for its tool calls and results (the hub fits each call whole: packer).
+            left = room - est.tools(specs) - est.text(system) - 2 * MESSAGE_OVERHEAD
+            chars = est.chars(int(max(left, 0) * STEP_SHARE))
             payload = {
                 "messages": [
-                    SystemMessage(
-                        content=system_prompt(ctx.workspace, budget, small=small, tools=ctx.offered)
-                    ),
-                    HumanMessage(
-                        content=step_prompt(
-                            goal=goal,
-                            step_id=step_id,
-                            description=description,
-                            expected_output=expected_output,
-                            context_text=context_text,
-                            evidence_text=evidence_text,
-                        )
-                    ),
+                    SystemMessage(content=system),
+                    HumanMessage(content=packed_step_prompt(parts, chars)),
                 ],
             }
         else:

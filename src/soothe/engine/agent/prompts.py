@@ -6,6 +6,14 @@ from pathlib import Path
 
 from soothe.engine.agent.capping import cap_text
 from soothe.engine.agent.tools import MUTATING_TOOLS, tool_summaries
+from soothe.engine.llm.packer import (
+    REQUEST,
+    REQUEST_FLOOR_CHARS,
+    RESULTS,
+    WORKSPACE,
+    Part,
+    pack_parts,
+)
 
 # Caller-bounded already; this is a second fence against an unbounded projection. The
 # projection leads with the project instructions, the skill and the workspace facts
@@ -68,6 +76,42 @@ def system_prompt(
     asks = tools is None or bool(tools & MUTATING_TOOLS)
     approval = _APPROVAL_SMALL if asks else ""
     return SYSTEM_SMALL.format(budget=budget, tools=lines, approval=approval)
+
+
+STEP_SHARE = 0.6
+"""Of what a step's first call may send besides its system prompt, the share its step
+prompt may take: the rest is left for the step's tool calls and results."""
+
+
+def step_parts(
+    *,
+    goal: str,
+    step_id: str,
+    description: str,
+    expected_output: str,
+    context_text: str,
+    evidence_text: str,
+) -> list[Part]:
+    """The step prompt as packer parts: the goal and the step (kept), the evidence so far
+    (the newest results), the context (the projection: workspace facts, clipped first)."""
+    step = f"Goal: {goal.strip()}\n\nStep {step_id}: {description.strip()}"
+    if expected_output.strip():
+        step += f"\n\nExpected output: {expected_output.strip()}"
+    return [
+        Part("", step, REQUEST, floor=REQUEST_FLOOR_CHARS),
+        Part("", _titled("Context", context_text), WORKSPACE),
+        Part("", _titled("Evidence so far", evidence_text), RESULTS),
+    ]
+
+
+def _titled(title: str, body: str) -> str:
+    body = cap_text(body.strip(), MAX_SECTION_CHARS)[0] if body.strip() else ""
+    return f"{title}:\n{body}" if body else ""
+
+
+def packed_step_prompt(parts: list[Part], chars: int) -> str:
+    """The step prompt in at most ``chars`` characters (``packer.pack_parts``)."""
+    return pack_parts(parts, chars).text
 
 
 def step_prompt(

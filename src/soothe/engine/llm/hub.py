@@ -614,7 +614,9 @@ class ModelHub:
         except Overflow as exc:
             window, source = self.context_window()
             ceiling = self.__dict__.get("_ceiling")
-            raise overflow_error(budget.needed(exc.needed), window, source, kept=ceiling) from None
+            configured = getattr(getattr(self, "window", None), "tokens", None) or window
+            needed = budget.needed(exc.needed)
+            raise overflow_error(needed, int(configured), source, kept=ceiling) from None
         fitted.changed = fitted.changed or changed
         return fitted
 

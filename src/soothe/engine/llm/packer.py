@@ -287,9 +287,9 @@ class Packed:
 
 def pack_parts(parts: Sequence[Part], chars: int) -> Packed:
     """The parts that fit in ``chars`` characters, filled in priority order, rendered in
-    their own order. A part that does not fit whole is clipped to what is left (its
-    ``keep`` end), or dropped when less than ``MIN_PART_CHARS`` would be left, unless it
-    has a floor; ``RULES`` parts are never clipped."""
+    their own order, a blank line apart. A part that does not fit whole is clipped to
+    what is left (its ``keep`` end), or dropped when less than ``MIN_PART_CHARS`` would be
+    left, unless it has a floor; ``RULES`` parts are never clipped."""
     left = chars
     chosen: dict[int, str] = {}
     out = Packed("")
@@ -299,7 +299,7 @@ def pack_parts(parts: Sequence[Part], chars: int) -> Packed:
         full = part.render()
         if not full:
             continue
-        cost = len(full) + 1
+        cost = len(full) + 2
         if cost <= left or part.priority <= RULES:
             chosen[i] = full
             left -= cost
@@ -314,9 +314,9 @@ def pack_parts(parts: Sequence[Part], chars: int) -> Packed:
             room = floor
         body = clip_keep(part.body.strip(), room, part.keep)
         chosen[i] = part.render(body)
-        left -= len(chosen[i]) + 1
+        left -= len(chosen[i]) + 2
         out.clipped.append(part.title or "(untitled)")
-    out.text = "\n".join(chosen[i] for i in sorted(chosen)).rstrip("\n")
+    out.text = "\n\n".join(chosen[i].rstrip("\n") for i in sorted(chosen))
     out.over = max(0, -left)
     return out
 
@@ -447,17 +447,25 @@ def fit_messages(
     """``messages`` within ``budget`` tokens (copies; the caller's list is not changed).
 
     Kept: the leading system message whole, the first user message (the request) and the
-    newest message. In order, until it fits: the oldest middle messages are shortened to
-    a stub, then dropped (a tool call with its results); then the longest remaining body
-    (not the system's) is clipped in the middle, never below ``floor`` characters.
+    newest message with what it answers (a tool result's call, a re-ask's echo). In order,
+    until it fits: the oldest middle messages are shortened to a stub, then dropped (a
+    tool call with its results); then the longest remaining body (not the system's) is
+    clipped in the middle, never below ``floor`` characters.
     Raises ``Overflow`` when it cannot fit."""
-    from langchain_core.messages import HumanMessage, SystemMessage
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
     msgs = list(messages)
     total = est.messages(msgs)
     if total <= budget:
         return Fitted(msgs, total)
     protected: set[int] = {len(msgs) - 1}
+    # ...with what the newest message answers: a tool result's call, a re-ask's echo
+    j = len(msgs) - 1
+    while j > 0 and isinstance(msgs[j], ToolMessage):
+        j -= 1
+        protected.add(j)
+    if j == len(msgs) - 1 and j > 0 and isinstance(msgs[j - 1], AIMessage):
+        protected.add(j - 1)
     if msgs and isinstance(msgs[0], SystemMessage):
         protected.add(0)
     first_user = next((i for i, m in enumerate(msgs) if isinstance(m, HumanMessage)), None)

@@ -14,7 +14,7 @@ from soothe.engine.agent.tools import tool_specs
 from soothe.engine.llm.hub import ModelHub
 from soothe.engine.llm.textcalls import TEXT_CALLS_KEY, parse_text_calls
 from soothe.engine.llm.toolcalls import normalize_tool_calls, tool_parameters
-from tests.fakes import FakeOllamaServer, FakeReply
+from tests.fakes import FakeOllamaServer, FakeOpenAIServer, FakeReply
 
 Q = [HumanMessage(content="read notes.txt")]
 READ = {"path": "notes.txt"}
@@ -52,6 +52,15 @@ async def test_each_shape_becomes_a_native_call(
     assert reply.additional_kwargs[TEXT_CALLS_KEY] == [tc["id"]]
     assert reply.text == ""  # the call's text is no answer
     assert not reply.invalid_tool_calls
+
+
+async def test_an_openai_compatible_server_s_text_call_too(
+    fake_openai: FakeOpenAIServer, openai_hub: ModelHub
+) -> None:
+    fake_openai.extend([FakeReply(text=SHAPES["tool_call tag"])])
+    reply = await openai_hub.stream_text(Q, tools=tool_specs())
+    assert [(tc["name"], tc["args"]) for tc in reply.tool_calls] == [("read_file", READ)]
+    assert reply.text == ""
 
 
 async def test_several_tagged_calls_run_in_order(

@@ -235,3 +235,29 @@ async def test_re_asks_do_not_grow_and_a_cut_reply_is_not_asked_again_unchanged(
     )
     assert CUT_FEEDBACK in third[-1]["content"], "a reply cut at its limit: asked to be shorter"
     assert result.context.startswith("the prompt was clipped to fit the context window of 2,048")
+
+
+async def test_a_plan_that_fails_on_a_clipped_prompt_names_the_window() -> None:
+    from soothe.engine.loop.planner import LLMPlanner, PlanningContext, PlanningFailed
+
+    prose = ["I'm not sure what you would like me to do here."] * 3
+    with FakeOllamaServer(prose) as server:
+        hub, _ = hub_for(server, 2048)
+        ctx = PlanningContext(goal="Summarise README.md", projection=README)
+        with pytest.raises(PlanningFailed) as caught:
+            await LLMPlanner(hub).generate(ctx)
+        log = server.chat_log
+    assert all(not r.truncated and r.sent_tokens <= 2048 for r in log)
+    message = str(caught.value)
+    assert message.startswith("could not get a valid PlanGeneration from the model after 3 tries")
+    assert message.endswith(
+        "the prompt was clipped to fit the context window of 2,048 tokens (model.num_ctx) "
+        "(a larger window may help)"
+    )
+    from soothe.engine.loop import prompts
+
+    system, user = (m["content"] for m in log[0].sent["messages"])
+    assert system.startswith(prompts.PLANNER_SYSTEM), "the rules and schema arrive whole"
+    assert user.startswith("## Goal\nSummarise README.md")
+    assert user.endswith(prompts.GENERATE_RULES)
+    assert "characters cut to fit the context window" in user, "the projection was clipped"

@@ -110,3 +110,20 @@ def test_every_route_fits_the_window(soothe, brain: Brain, env: Env, fake, num_c
     print(f"\nlargest prompt per route at num_ctx {num_ctx} (tokens, the fake's count):")
     for route, tokens in largest.items():
         print(f"  {route:<11} {tokens:>5} / {num_ctx}")
+
+
+def test_a_window_too_small_for_the_plan_fails_in_one_line(
+    soothe, brain: Brain, env: Env, fake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """num_ctx 512: the request is classified, but the planner's rules and schema alone do
+    not fit: exit 1 with one line naming the window and the setting, nothing sent over it."""
+    monkeypatch.setenv("SOOTHE_MODEL__NUM_CTX", "512")
+    workspace(env)
+    brain.always["Classification"] = {"label": "simple"}
+    result = soothe("-p", REQUEST)
+    assert result.code == 1
+    (line,) = result.err.splitlines()
+    assert line.startswith("error: the prompt needs ~")
+    assert line.endswith("tokens but the window is 512 (model.num_ctx): raise model.num_ctx")
+    assert brain.kinds() == ["Classification"], "the plan that cannot fit is never sent"
+    fitted(fake)

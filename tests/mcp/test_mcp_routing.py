@@ -73,3 +73,26 @@ def test_a_question_the_tools_do_not_touch_is_still_a_quiz(
     assert (r.code, r.out) == (0, "Paris.\n"), r.err
     assert brain.kinds() == ["Classification"]
     assert TOOL_LINE in brain.prompts("Classification")[0]
+
+
+def test_on_the_small_profile_a_read_only_request_is_offered_the_matching_mcp_tool(
+    soothe: object, brain: Brain, env: Env
+) -> None:
+    """The small profile offers a read-only request no MCP tool, except the ones the
+    request is about: routing sent it down the task path for them."""
+    glossary_config(env)
+    path = env.home / "xdg-config" / "soothe" / "config.toml"
+    path.write_text(path.read_text() + '[model]\nprofile = "small"\n')
+    brain.add("Classification", QUIZ)
+    brain.add("PlanGeneration", {"steps": [{"id": "S-01", "description": "Look it up"}]})
+    answer = "In our glossary, zephyr is the code name of the 2.0 release."
+    brain.step(
+        "S-01", FakeReply(tool_calls=[{"name": "lookup_word", "args": {"word": "zephyr"}}]), answer
+    )
+    r: Result = soothe("-p", QUESTION, "--json")  # type: ignore[operator]
+    assert r.code == 0, r.err
+    first_step = next(c.body for c in brain.calls if c.kind == "step:S-01")
+    offered = {t["function"]["name"] for t in first_step["tools"]}
+    assert offered == {"read_file", "list_dir", "glob", "grep", "lookup_word"}
+    results = [e for e in r.json_lines() if e["type"] == "step.tool_result"]
+    assert [(e["tool"], e["ok"]) for e in results] == [("lookup_word", True)]

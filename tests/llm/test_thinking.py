@@ -17,7 +17,7 @@ from soothe.engine.llm.errors import LLMError, ModelErrorKind
 from soothe.engine.llm.hub import ModelHub
 from soothe.engine.llm.profile import ModelInfo, fetch_model_info
 from soothe.engine.llm.thinking import ThinkSplitter, Thoughts, split_think, strip_think
-from tests.fakes import FakeOllamaModel, FakeOllamaServer, FakeReply
+from tests.fakes import FakeOllamaModel, FakeOllamaServer, FakeOpenAIServer, FakeReply
 from tests.llm.conftest import Answer, fast_hub
 
 Q = [HumanMessage(content="question")]
@@ -224,3 +224,17 @@ async def test_the_token_cap_ends_the_run_at_the_next_request(
     assert caught.value.kind == ModelErrorKind.run_limit
     assert "cap of 1,000 tokens" in str(caught.value) and "run.max_tokens" in str(caught.value)
     assert len(fake_ollama.chat_requests()) == 2
+
+
+async def test_inline_think_on_an_openai_compatible_server(
+    fake_openai: FakeOpenAIServer, openai_hub: ModelHub
+) -> None:
+    """llama.cpp's server or LM Studio without a reasoning parser: the trace is inline."""
+    fake_openai.extend(
+        [FakeReply(stream_chunks=["<think>", "count ", "them", "</think>", "\n\nThree."])]
+    )
+    pieces: list[str] = []
+    thoughts: list[str] = []
+    reply = await openai_hub.stream_text(Q, on_token=pieces.append, on_thinking=thoughts.append)
+    assert (reply.text, "".join(pieces), "".join(thoughts)) == ("Three.", "Three.", "count them")
+    assert "think" not in fake_openai.last_chat()

@@ -261,3 +261,25 @@ async def test_a_plan_that_fails_on_a_clipped_prompt_names_the_window() -> None:
     assert user.startswith("## Goal\nSummarise README.md")
     assert user.endswith(prompts.GENERATE_RULES)
     assert "characters cut to fit the context window" in user, "the projection was clipped"
+
+
+def test_a_tight_step_is_offered_only_the_tools_it_may_need() -> None:
+    from soothe.engine.agent.read_only import change_tools_asked
+    from soothe.engine.agent.tools import tool_specs
+
+    est = TokenEstimator()
+    specs = tool_specs()
+    every = [s["function"]["name"] for s in specs]
+
+    def offered(text: str, budget: int) -> list[str]:
+        chosen = packer.select_tools(specs, text, budget, est, change_tools_asked(text))
+        return [s["function"]["name"] for s in chosen]
+
+    assert offered("Add a docstring to store.py", 6000) == every, "room enough: all of them"
+    edit = offered("Add a docstring to store.py", 1400)
+    assert {"edit_file", "write_file", "read_file"} <= set(edit) and "run_shell" not in edit
+    read = offered("Summarise README.md", 1400)
+    assert set(read) <= {"read_file", "list_dir", "glob", "grep"} and "read_file" in read
+    run = offered("Run the tests", 1400)
+    assert "run_shell" in run and "write_file" not in run
+    assert est.tools([s for s in specs if s["function"]["name"] in read]) <= 0.4 * 1400

@@ -33,7 +33,7 @@ from soothe.engine.agent.prompts import (
     step_parts,
     system_prompt,
 )
-from soothe.engine.agent.read_only import offered_tools
+from soothe.engine.agent.read_only import change_tools_asked, offered_tools
 from soothe.engine.agent.tools import (
     ToolContext,
     ToolOutcome,
@@ -212,7 +212,8 @@ class CoreAgent:
         listed = ctx.offered
         est = self.hub.estimator
         room = self.hub.prompt_budget("step")
-        fitting = select_tools(specs, f"{goal}\n{description}\n{expected_output}", room, est)
+        about = f"{goal}\n{description}\n{expected_output}"
+        fitting = select_tools(specs, about, room, est, change_tools_asked(about))
         if len(fitting) < len(specs):  # tight: only the tools this step may need
             specs = fitting
             names = frozenset(s["function"]["name"] for s in specs)

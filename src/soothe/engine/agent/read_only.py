@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["READ_ONLY_TOOLS", "is_read_only_request", "offered_tools"]
+__all__ = ["READ_ONLY_TOOLS", "change_tools_asked", "is_read_only_request", "offered_tools"]
 
 READ_ONLY_TOOLS = ("read_file", "list_dir", "glob", "grep")
 """The tools a read-only request is offered under the small profile."""
@@ -44,3 +44,24 @@ def offered_tools(request: str, *, small: bool) -> frozenset[str] | None:
     if small and is_read_only_request(request):
         return frozenset(READ_ONLY_TOOLS)
     return None
+
+
+_RUN = re.compile(
+    r"\b(?:run|runs|running|execute|exec|launch|start|stop|kill|test|tests|build|compile|"
+    r"install|uninstall|upgrade|pip|npm|git|commit|push|deploy|lint|shell|command|bash)\b",
+    re.IGNORECASE,
+)
+
+
+def change_tools_asked(text: str) -> frozenset[str]:
+    """The tools that change something ``text`` may need, by the same words as
+    ``is_read_only_request``: a command word asks for run_shell, any other change word
+    for write_file and edit_file (a step offered fewer tools when its window is tight
+    keeps these)."""
+    if is_read_only_request(text):
+        return frozenset()
+    run = _RUN.search(text) is not None
+    writes = _CHANGE.search(_RUN.sub(" ", text)) is not None
+    return frozenset(
+        [*(("run_shell",) if run else ()), *(("write_file", "edit_file") if writes else ())]
+    )

@@ -586,19 +586,44 @@ def _spec_words(spec: Any) -> set[str]:
     return content_words(text)
 
 
-def select_tools(specs: Sequence[Any], text: str, budget: int, est: TokenEstimator) -> list[Any]:
+def select_tools(
+    specs: Sequence[Any],
+    text: str,
+    budget: int,
+    est: TokenEstimator,
+    wanted: frozenset[str] = frozenset(),
+) -> list[Any]:
     """The tool specs to offer a step: all of them unless they take more than
-    ``TOOLS_SHARE`` of its ``budget``; then the read tools and those whose name or
-    description shares a word with ``text`` (the step) or that it names."""
+    ``TOOLS_SHARE`` of its ``budget``. Then, in this order while they fit that share (at
+    least one): the tools ``text`` (the step) names or the caller says it ``wanted``,
+    those whose name or description shares a word with it, read_file, the other read
+    tools; the rest are not offered."""
     specs = list(specs)
-    if est.tools(specs) <= TOOLS_SHARE * budget:
+    room = TOOLS_SHARE * budget
+    if est.tools(specs) <= room:
         return specs
     words = content_words(text.replace("_", " "))
     lowered = text.lower()
 
-    def wanted(spec: Any) -> bool:
+    def rank(spec: Any) -> int:
         name = _spec_name(spec)
-        return name in READ_TOOLS or name.lower() in lowered or bool(_spec_words(spec) & words)
+        if name and (name.lower() in lowered or name in wanted):
+            return 0
+        if _spec_words(spec) & words:
+            return 1
+        if name == "read_file":
+            return 2
+        return 3 if name in READ_TOOLS else 4
 
-    keep = [s for s in specs if wanted(s)]
-    return keep or [s for s in specs if _spec_name(s) in READ_TOOLS]
+    ranked = sorted(range(len(specs)), key=lambda i: rank(specs[i]))
+    chosen: list[int] = []
+    used = 0
+    for i in ranked:
+        if rank(specs[i]) > 3:
+            break
+        cost = est.tools([specs[i]])
+        if chosen and used + cost > room:
+            continue
+        chosen.append(i)
+        used += cost
+    return [specs[i] for i in sorted(chosen)]

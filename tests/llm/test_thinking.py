@@ -238,3 +238,33 @@ async def test_inline_think_on_an_openai_compatible_server(
     reply = await openai_hub.stream_text(Q, on_token=pieces.append, on_thinking=thoughts.append)
     assert (reply.text, "".join(pieces), "".join(thoughts)) == ("Three.", "Three.", "count them")
     assert "think" not in fake_openai.last_chat()
+
+
+async def test_the_allowance_leaves_the_prompt_half_the_window(
+    thinker: FakeOllamaServer,
+) -> None:
+    """At num_ctx 2048 a step's 1024 + 1024 would leave no room for the prompt: with the
+    allowance a limit takes at most half the window. A cut reply whose limit cannot grow
+    is not asked again (it would be the same call)."""
+    settings = settings_for(thinker, num_ctx=2048, think=True)
+    hub = await hub_for(settings)
+    assert hub.window.tokens == 2048
+    assert (hub.num_predict("step"), hub.num_predict("final"), hub.num_predict("plan")) == (
+        1024,
+        1536,
+        1024,
+    )
+    settings.num_predict.step = 256
+    assert hub.num_predict("step") == 1024  # 256 + 1024, capped at 2048 / 2
+
+
+async def test_a_cut_while_thinking_whose_limit_cannot_grow_is_not_asked_again(
+    thinker: FakeOllamaServer,
+) -> None:
+    settings = settings_for(thinker, num_ctx=512)
+    settings.num_predict.step = 256  # already half the window: the allowance adds nothing
+    hub = await hub_for(settings, show=False)
+    thinker.extend([FakeReply(text="Four.")] * 2)
+    reply = await hub.stream_text(Q)  # the 300-token trace eats the 256
+    assert reply.text == "" and reply.response_metadata["done_reason"] == "length"
+    assert sent(thinker) == [("-", 256)]

@@ -364,8 +364,9 @@ class ModelHub:
                 _THINKING.reset(token)
             if on_thinking is not None and (rest := thoughts.take()) is not None:
                 on_thinking(rest)
-            if not self.note_thinking(reply, role):
-                break
+            before = self.num_predict(purpose, role)
+            if not self.note_thinking(reply, role) or self.num_predict(purpose, role) <= before:
+                break  # whole, or cut and the limit cannot grow: never asked again unchanged
         reply = normalize_tool_calls(reply, tools, coerce=coerce)
         if finish_reason(reply) == "length" and reply.text.strip() and not reply.tool_calls:
             note = f"\n\n{CUT_NOTE}"
@@ -403,14 +404,20 @@ class ModelHub:
     def num_predict(self, purpose: CallRole, role: Role = "default") -> int:
         """The reply limit (tokens) for ``purpose``; 0 means none. It holds the thinking
         allowance when the call asks the model to think, or its model was seen thinking
-        anyway (``note_thinking``): a trace counts toward the limit."""
+        anyway (``note_thinking``): a trace counts toward the limit. With the allowance the
+        limit takes at most half the context window (the prompt needs the rest), never
+        less than ``model.num_predict`` itself."""
         base = int(getattr(self.settings.num_predict, purpose))
         if base <= 0:
             return base
         thought = self.model_name(role) in self._thought
-        return base + allowance_for(
+        extra = allowance_for(
             self.think_for(purpose, role), self.settings.thinking_allowance, thought=thought
         )
+        window = int(getattr(getattr(self, "window", None), "tokens", 0) or 0)
+        if extra and window > 0:
+            return min(base + extra, max(base, window // 2))
+        return base + extra
 
     def _limited(
         self, runnable: Runnable[Any, Any], model: BaseChatModel, purpose: CallRole
@@ -903,8 +910,7 @@ def _context_note(note: PackNote) -> str:
         return ""
     what = "cut by the server" if note.truncated else "clipped"
     return (
-        f"the prompt was {what} to fit the context window of {note.window:,} tokens "
-        f"({note.source})"
+        f"the prompt was {what} to fit the context window of {note.window:,} tokens ({note.source})"
     )
 
 

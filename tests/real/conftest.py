@@ -61,9 +61,10 @@ def shim(shim_model: ShimModel) -> Iterator[OllamaShim]:
 
 
 SMALL_MODEL_CONFIG = """\
-# What a user of a 135M model on 2 cores would set: the shim's context window and short
-# loops. model.profile is left at "auto": the shim's /api/show says 135M, so the small
-# profile (2 tool calls per step, one step at a time, one agentic round) applies itself.
+# What a user of a 135M model on 2 cores would set: a 4k window (the shim loads the
+# num_ctx the client sends, as Ollama does) and short loops. model.profile is left at
+# "auto": the shim's /api/show says 135M, so the small profile (2 tool calls per step,
+# one step at a time, one agentic round) applies itself.
 [model]
 num_ctx = 4096
 timeout = 300
@@ -122,6 +123,11 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     write(
         f"  output {evals} tokens in {eval_s:.1f} s ({evals / eval_s if eval_s else 0:.0f} tok/s)"
         f"; {lengths} replies cut at {shim.max_tokens} tokens"
+    )
+    cut = [c for c in calls if c.truncated]
+    write(
+        f"  windows loaded {shim.model.loads}; {len(cut)} prompts over the window, cut "
+        f"from the front (sent {[c.sent_tokens for c in cut][:8]} tokens)"
     )
     for mode in ("text", "format", "tools"):
         some = [c for c in calls if c.mode == mode]

@@ -30,8 +30,26 @@ How requests map onto llama.cpp:
   honoured; num_predict is capped at the shim's `max_tokens` to keep the suite quick, and
   each call records the num_predict it was SENT (`CallStats.num_predict`, 0 when absent:
   a real server would then not stop the reply), so tests can check the product sets it.
-  num_ctx is fixed when the model is loaded. The last chunk carries done, done_reason
-  ("stop" | "length"), prompt_eval_count, eval_count and durations in nanoseconds.
+  The last chunk carries done, done_reason ("stop" | "length"), prompt_eval_count,
+  eval_count and durations in nanoseconds.
+- The window, as Ollama: the model is loaded with the `options.num_ctx` the request
+  SENDS (4096 when absent, Ollama's default below 24 GiB of VRAM), capped at the GGUF's
+  trained context (`<arch>.context_length`); a request asking for another size reloads
+  it (`ShimModel.loads` lists each size loaded). A prompt over the window is cut
+  silently, as Ollama does: whole messages are dropped from the front, keeping the
+  system messages and the last message and never a tool result without its call
+  (server/prompt.go chatPrompt); then tokens after the first `num_keep` (4, plus BOS)
+  are discarded from the front of what is left (the runner), and `prompt_eval_count` is
+  what was kept (the window). llama.cpp also needs room for the reply inside the window:
+  where the kept prompt leaves less than the reply's limit, more tokens after `num_keep`
+  are dropped before generating (Ollama's context shift drops them during generation;
+  neither shows in prompt_eval_count). `CallStats` records the window, the tokens sent
+  and whether the prompt was cut.
+- `think`: true (or a level) is refused as by Ollama for a model without "thinking" in
+  its capabilities (HTTP 400 `"<model>" does not support thinking`); false is accepted.
+- `/api/show` as Ollama: details (family, parameter_size, quantization_level), the GGUF's
+  `model_info` (`general.architecture`, `<arch>.context_length` = the TRAINED context,
+  not the loaded window, and the other `<arch>.*` numbers) and `capabilities`.
 """
 
 from __future__ import annotations
@@ -79,6 +97,10 @@ MAX_ANSWER_CHARS = 400
 DEFAULT_SEED = 42
 """Fixed unless the request sets options.seed, so a run can be repeated."""
 OLLAMA_VERSION = "0.6.3"
+DEFAULT_NUM_CTX = 4096
+"""Ollama's window when a request sends no num_ctx (below 24 GiB of VRAM)."""
+DEFAULT_NUM_KEEP = 4
+"""Ollama's options.num_keep default: tokens kept at the head when a prompt is cut."""
 
 CHATML_TEMPLATE = (
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
@@ -247,6 +269,26 @@ def to_model_messages(
     return out
 
 
+def tool_block_start(messages: list[dict[str, Any]], i: int) -> int:
+    """Where the block holding message `i` starts: a tool result stays with the assistant
+    turn that made the call (Ollama's toolBlockStartIndex)."""
+    if i <= 0 or i >= len(messages) or messages[i].get("role") != "tool":
+        return i
+    start = i
+    while start > 0 and messages[start - 1].get("role") == "tool":
+        start -= 1
+    before = messages[start - 1] if start > 0 else {}
+    return start - 1 if before.get("role") == "assistant" and before.get("tool_calls") else i
+
+
+def cut_tokens(tokens: list[int], limit: int, num_keep: int) -> list[int]:
+    """`tokens` in `limit`: the first `num_keep`, then the newest that fit (the runner)."""
+    if len(tokens) <= limit:
+        return tokens
+    keep = max(0, min(num_keep, limit - 1))
+    return tokens[:keep] + tokens[len(tokens) - (limit - keep) :]
+
+
 @dataclass
 class ToolReply:
     content: str = ""
@@ -295,6 +337,12 @@ class CallStats:
     text: str = ""
     num_predict: int = 0
     """options.num_predict as the request sent it (0: absent)."""
+    num_ctx: int = 0
+    """The window the model was loaded with for this call."""
+    sent_tokens: int = 0
+    """Tokens of the whole prompt as sent (before any cut)."""
+    truncated: bool = False
+    """The prompt was over the window and cut from the front."""
 
     @property
     def tokens_per_second(self) -> float:
@@ -304,10 +352,22 @@ class CallStats:
 class ShimModel:
     """A llama.cpp model used by one generation at a time."""
 
-    def __init__(self, llm: Any, *, load_seconds: float = 0.0, seed: int = DEFAULT_SEED) -> None:
+    def __init__(
+        self,
+        llm: Any,
+        *,
+        load_seconds: float = 0.0,
+        seed: int = DEFAULT_SEED,
+        path: Path | None = None,
+        n_threads: int = 2,
+    ) -> None:
         self.llm = llm
         self.load_seconds = load_seconds
         self.seed = seed
+        self.path = path
+        self.n_threads = n_threads
+        self.loads: list[int] = [int(llm.n_ctx())]
+        """The window of each load, the first included."""
         self.lock = threading.Lock()
         self._grammars: dict[str, Any] = {}
         template = llm.metadata.get("tokenizer.chat_template") or CHATML_TEMPLATE
@@ -326,12 +386,11 @@ class ShimModel:
             return ""
         return self.llm.detokenize([token], special=True).decode("utf-8", "replace")
 
-    @classmethod
-    def load(cls, path: Path, *, n_ctx: int = 4096, n_threads: int = 2) -> ShimModel:
+    @staticmethod
+    def _llama(path: Path, n_ctx: int, n_threads: int) -> Any:
         from llama_cpp import Llama
 
-        started = time.perf_counter()
-        llm = Llama(
+        return Llama(
             model_path=str(path),
             n_ctx=n_ctx,
             n_threads=n_threads,
@@ -340,7 +399,55 @@ class ShimModel:
             seed=DEFAULT_SEED,
             verbose=False,
         )
-        return cls(llm, load_seconds=time.perf_counter() - started)
+
+    @classmethod
+    def load(cls, path: Path, *, n_ctx: int = DEFAULT_NUM_CTX, n_threads: int = 2) -> ShimModel:
+        started = time.perf_counter()
+        llm = cls._llama(path, n_ctx, n_threads)
+        return cls(llm, load_seconds=time.perf_counter() - started, path=path, n_threads=n_threads)
+
+    @property
+    def architecture(self) -> str:
+        return str(self.llm.metadata.get("general.architecture") or "llama")
+
+    @property
+    def trained_ctx(self) -> int:
+        """The GGUF's trained context (`<arch>.context_length`), what /api/show reports."""
+        value = self.llm.metadata.get(f"{self.architecture}.context_length")
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            return int(self.llm.n_ctx_train())
+
+    def window_for(self, num_ctx: Any) -> int:
+        """The window a request gets: its num_ctx (else Ollama's default), capped at the
+        trained context as Ollama caps it."""
+        asked = num_ctx if isinstance(num_ctx, int) and num_ctx > 0 else DEFAULT_NUM_CTX
+        return min(asked, self.trained_ctx)
+
+    def ensure_window(self, n_ctx: int) -> None:
+        """Reload the model with an `n_ctx` window unless it has it (as Ollama reloads a
+        model when a request changes num_ctx). Call with `self.lock` held."""
+        if n_ctx == self.n_ctx:
+            return
+        if self.path is None:
+            raise ShimError(500, f"cannot reload the model with num_ctx {n_ctx}: no path")
+        started = time.perf_counter()
+        self.llm.close()
+        self.llm = self._llama(self.path, n_ctx, self.n_threads)
+        self.load_seconds += time.perf_counter() - started
+        self.loads.append(n_ctx)
+
+    def count_tokens(self, messages: list[dict[str, str]]) -> int:
+        """Tokens of `messages` rendered by the chat template."""
+        return len(self._render(messages)[0])
+
+    def _render(self, messages: list[dict[str, str]]) -> tuple[list[int], Any]:
+        result = self.formatter(messages=messages)
+        tokens = self.llm.tokenize(
+            result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True
+        )
+        return list(tokens), result
 
     def close(self) -> None:
         """Free the model now (llama-cpp's finalizer fails at interpreter exit)."""
@@ -380,23 +487,29 @@ class ShimModel:
         max_tokens: int = 256,
         stats: CallStats,
     ) -> Generator[str, None, None]:
-        """Yield text pieces; fill `stats`. Call with `self.lock` held."""
+        """Yield text pieces; fill `stats`. Call with `self.lock` held (and the window
+        loaded: `ensure_window`). A prompt over the window is cut from the front after
+        `num_keep` tokens (see the module docstring)."""
         opts = options or {}
         grammar = self.grammar(fmt) if fmt else None
-        result = self.formatter(messages=messages)
-        prompt = self.llm.tokenize(
-            result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True
-        )
-        if len(prompt) + 1 >= self.n_ctx:
-            msg = f"the prompt is {len(prompt)} tokens; the context window is {self.n_ctx}"
-            raise ShimError(400, msg)
-        stats.prompt_tokens = len(prompt)
-        stop = list(opts.get("stop") or [])
-        if result.stop:
-            stop += [result.stop] if isinstance(result.stop, str) else list(result.stop)
+        prompt, result = self._render(messages)
         num_predict = int(opts.get("num_predict") or 0)
         stats.num_predict = max(num_predict, 0)
         limit = min(num_predict, max_tokens) if num_predict > 0 else max_tokens
+        n_ctx = self.n_ctx
+        num_keep = opts.get("num_keep", DEFAULT_NUM_KEEP)
+        num_keep = num_keep if isinstance(num_keep, int) and num_keep >= 0 else len(prompt)
+        num_keep += 0 if result.added_special else 1  # the BOS token
+        stats.num_ctx = n_ctx
+        kept = cut_tokens(prompt, n_ctx, num_keep)
+        stats.truncated = stats.truncated or len(kept) < len(prompt)
+        stats.prompt_tokens = len(kept)  # what Ollama reports: what it kept
+        # Room for the reply inside the window (Ollama's context shift, done up front).
+        prompt = cut_tokens(kept, max(1, n_ctx - limit - 1), num_keep)
+        limit = min(limit, n_ctx - len(prompt) - 1)
+        stop = list(opts.get("stop") or [])
+        if result.stop:
+            stop += [result.stop] if isinstance(result.stop, str) else list(result.stop)
         started = time.perf_counter()
         first: float | None = None
         pieces: list[str] = []
@@ -579,11 +692,12 @@ class OllamaShim:
             raise ShimError(404, f"model '{requested}' not found")
 
     def _details(self) -> dict[str, Any]:
+        arch = self.model.architecture
         return {
             "parent_model": "",
             "format": "gguf",
-            "family": "llama",
-            "families": ["llama"],
+            "family": arch,
+            "families": [arch],
             "parameter_size": "135M",
             "quantization_level": "Q4_1",
         }
@@ -604,13 +718,39 @@ class OllamaShim:
             "parameters": "",
             "template": "{{ .Prompt }}",
             "details": self._details(),
-            "model_info": {
-                "general.architecture": "llama",
-                "llama.context_length": self.model.n_ctx,
-            },
-            "capabilities": ["completion", "tools"],
+            "model_info": self._model_info(),
+            "capabilities": list(self.capabilities),
             "modified_at": "2025-01-01T00:00:00Z",
         }
+
+    capabilities: tuple[str, ...] = ("completion", "tools")
+    """SmolLM2 on Ollama: its template takes tools; it does not think."""
+
+    def _model_info(self) -> dict[str, Any]:
+        """The GGUF's numbers as Ollama's /api/show gives them: `<arch>.context_length` is
+        the TRAINED context, not the window loaded now."""
+        arch = self.model.architecture
+        info: dict[str, Any] = {"general.architecture": arch}
+        for key, value in self.model.llm.metadata.items():
+            if key.startswith(f"{arch}.") and not key.startswith(f"{arch}.rope.scaling"):
+                with contextlib.suppress(TypeError, ValueError):
+                    info[key] = int(value) if str(value).isdigit() else float(value)
+        info[f"{arch}.context_length"] = self.model.trained_ctx
+        return info
+
+    def _fit_messages(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], window: int
+    ) -> tuple[list[dict[str, str]], bool]:
+        """Model turns for `messages`, dropping whole messages from the front until the
+        prompt fits `window`, keeping system messages and the last message (Ollama's
+        chatPrompt); and whether any was dropped. Call with the model's lock held."""
+        for i in range(len(messages)):
+            start = tool_block_start(messages, i)
+            system = [m for m in messages[:start] if m.get("role") == "system"]
+            turns = to_model_messages(system + messages[start:], tools)
+            if i == len(messages) - 1 or self.model.count_tokens(turns) <= window:
+                return turns, start > 0
+        return to_model_messages(messages, tools), False
 
     # chat
     def chat(self, h: _Handler, body: dict[str, Any]) -> None:
@@ -619,20 +759,28 @@ class OllamaShim:
         messages = body.get("messages")
         if not isinstance(messages, list):
             raise ShimError(400, "messages must be a list")
+        messages = [m for m in messages if isinstance(m, dict)]
+        think = body.get("think")
+        if think not in (None, False) and "thinking" not in self.capabilities:
+            raise ShimError(400, f"{json.dumps(model_name)} does not support thinking")
         tools = body.get("tools") or []
         fmt = body.get("format") or None
         if tools:
             mode, fmt = "tools", tool_mode_schema(tools)
         else:
             mode = "format" if fmt else "text"
-        turns = to_model_messages(messages, tools)
+        options = body.get("options") or {}
         stream = body.get("stream", True) is not False
         stats = CallStats(mode=mode, prompt_tokens=0)
         with self.model.lock:
+            window = self.model.window_for(options.get("num_ctx"))
+            self.model.ensure_window(window)
+            stats.sent_tokens = self.model.count_tokens(to_model_messages(messages, tools))
+            turns, stats.truncated = self._fit_messages(messages, tools, window)
             pieces = self.model.stream(
                 turns,
                 fmt=fmt,
-                options=body.get("options") or {},
+                options=options,
                 max_tokens=self.max_tokens,
                 stats=stats,
             )

@@ -20,9 +20,11 @@ from pydantic import BaseModel, Field
 from tests.real.shim import (
     GRAMMAR_ERROR,
     OllamaShim,
+    cut_tokens,
     grammar_bound_problems,
     parse_tool_reply,
     to_model_messages,
+    tool_block_start,
     tool_mode_schema,
 )
 
@@ -240,6 +242,66 @@ def test_unknown_model_is_a_404_as_in_ollama(shim: OllamaShim) -> None:
     assert "llama3.2" in str(info.value)
 
 
+def test_the_runner_cut_keeps_num_keep_then_the_newest_tokens() -> None:
+    tokens = list(range(10))
+    assert cut_tokens(tokens, 10, 4) == tokens
+    assert cut_tokens(tokens, 6, 2) == [0, 1, 6, 7, 8, 9]
+    assert cut_tokens(tokens, 3, 5) == [0, 1, 9]  # num_keep leaves room for one token
+
+
+def test_a_tool_result_stays_with_its_call() -> None:
+    call = {"function": {"name": "read_file", "arguments": {"path": "a"}}}
+    messages = [
+        {"role": "system", "content": "s"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "content": "r1"},
+        {"role": "tool", "content": "r2"},
+        {"role": "user", "content": "u"},
+    ]
+    assert [tool_block_start(messages, i) for i in range(5)] == [0, 1, 1, 1, 4]
+
+
+def test_the_window_is_the_num_ctx_sent_and_an_overlong_prompt_is_cut_silently(
+    shim: OllamaShim,
+) -> None:
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    rules = "Rule: always answer in French, in one word. " * 80  # ~800 tokens
+    reply = chat_model(shim, num_ctx=512, num_predict=8).invoke(
+        [SystemMessage(rules), HumanMessage("Say hi.")]
+    )
+    cut = shim.calls[-1]
+    assert shim.model.loads[-1] == 512, "the model is reloaded with the num_ctx sent"
+    assert (cut.num_ctx, cut.truncated) == (512, True)
+    assert cut.sent_tokens > 512
+    # No error: the only sign is prompt_eval_count, which is the window, not the prompt.
+    assert reply.response_metadata["prompt_eval_count"] == 512
+    assert reply.response_metadata["done_reason"] in ("stop", "length")
+    chat_model(shim, num_predict=4).invoke("Say hi.")
+    assert shim.calls[-1].num_ctx == 4096, "no num_ctx: Ollama's default window"
+    chat_model(shim, num_ctx=1_000_000, num_predict=4).invoke("Say hi.")
+    assert shim.calls[-1].num_ctx == shim.model.trained_ctx, "capped at the trained context"
+    assert not shim.calls[-1].truncated
+
+
+def test_api_show_is_ollamas_and_think_is_refused(shim: OllamaShim) -> None:
+    import ollama
+
+    shown = ollama.Client(host=shim.base_url, timeout=30).show("smollm2")
+    assert shown.capabilities == ["completion", "tools"]
+    assert shown.details is not None and shown.details.parameter_size == "135M"
+    assert shown.modelinfo is not None
+    arch = shown.modelinfo["general.architecture"]
+    assert shown.modelinfo[f"{arch}.context_length"] == shim.model.trained_ctx == 8192
+    with pytest.raises(ollama.ResponseError) as refused:
+        chat_model(shim, reasoning=True).invoke("Say hi.")
+    assert (refused.value.status_code, refused.value.error) == (
+        400,
+        '"smollm2" does not support thinking',
+    )
+    assert chat_model(shim, reasoning=False, num_predict=4).invoke("Say hi.").content
+
+
 # --- soothe itself, headless, against the shim -------------------------------------------
 
 
@@ -420,8 +482,16 @@ def test_file_tasks_are_grounded_or_fail_honestly(
     repeats = proc.stdout.count("not run again: the same call")
     grounded = any(f.lower() in answer.lower() for f in facts)
     sent = shim.calls[first_call:]
+    if proc.returncode == 0:
+        verdict = "grounded" if grounded else "nonsense"
+    else:
+        verdict = "honest failure" if "run.failed" in types else f"exit {proc.returncode}"
     _quality.append(
         {
+            "verdict": verdict,
+            "windows": ",".join(sorted({str(c.num_ctx) for c in sent})) or "-",
+            "cut": sum(1 for c in sent if c.truncated),
+            "model_calls": len(sent),
             "task": key,
             "exit": proc.returncode,
             "route": ",".join(routes) or "-",
@@ -454,10 +524,14 @@ def test_print_the_file_task_quality_table(capsys: pytest.CaptureFixture[str]) -
             f"{_tool_mode['prose']} prose answers on seeds {TOOL_SEEDS}"
         )
         print("\nfile tasks with SmolLM2-135M (distinct/total tool calls):")
-        print("  task        exit route      calls  echoes repeats grounded no-num_predict")
+        print(
+            "  task        exit route      calls  echoes repeats grounded no-num_predict "
+            "model-calls window cut verdict"
+        )
         for row in _quality:
             print(
                 f"  {row['task']:<11} {row['exit']:<4} {row['route']:<10} {row['calls']:<6} "
                 f"{row['echoes']:<6} {row['repeats']:<7} {row['grounded']:<8} "
-                f"{row['no_num_predict']}"
+                f"{row['no_num_predict']:<14} {row['model_calls']:<11} {row['windows']:<6} "
+                f"{row['cut']:<3} {row['verdict']}"
             )

@@ -76,8 +76,9 @@ def test_output_that_stays_broken_fails_the_goal(
 
 
 def test_unknown_tools_and_wrong_argument_types_are_not_run(
-    soothe: Soothe, brain: Brain, fake: FakeOllamaServer, env: Env
+    soothe: Soothe, brain: Brain, fake: FakeOllamaServer, env: Env, monkeypatch: Any
 ) -> None:
+    monkeypatch.setenv("SOOTHE_LOOP__AGENTIC_MAX_ITERATIONS", "1")
     (env.workspace / "keep.txt").write_text("keep me\n")
     brain.add("Classification", SIMPLE).add("PlanGeneration", ONE_STEP)
     calls = [
@@ -87,8 +88,13 @@ def test_unknown_tools_and_wrong_argument_types_are_not_run(
         {"name": "run_shell", "args": {"command": ["rm", "-rf", "."]}},
     ]
     brain.step("S-01", FakeReply(tool_calls=calls), "I could not use those tools.")
-    r = soothe("-p", "clean up", "--json", "--yes")
-    assert r.code == 0 and r.err == ""
+    brain.add("complete", "Nothing was cleaned up.")
+    r = soothe("-p", "clean up", "--json", "--yes", "--max-iterations", "1")
+    # The step's only write was refused (invalid arguments): the change did not happen,
+    # so the goal fails however the step answered (issue 31).
+    assert r.code == 1
+    (failed,) = [e for e in r.json_lines() if e["type"] == "run.failed"]
+    assert "the change did not happen: write_file(" in failed["error"]
     results = [e for e in r.json_lines() if e["type"] == "step.tool_result"]
     by_tool = {e["tool"]: e["output"] for e in results}
     assert [e["ok"] for e in results] == [False] * 4 and len(by_tool) == 4
@@ -96,7 +102,8 @@ def test_unknown_tools_and_wrong_argument_types_are_not_run(
     for tool in ("write_file", "read_file", "run_shell"):
         assert by_tool[tool].startswith(f"invalid arguments for {tool}: "), by_tool[tool]
     # The model hears what was wrong, once per call.
-    tool_msgs = [m for m in brain.calls[-1][1]["messages"] if m["role"] == "tool"]
+    step_calls = [body for kind, body in brain.calls if kind == "step:S-01"]
+    tool_msgs = [m for m in step_calls[-1]["messages"] if m["role"] == "tool"]
     assert [m["content"] for m in tool_msgs] == [e["output"] for e in results]
     assert (env.workspace / "keep.txt").read_text() == "keep me\n"
     assert sorted(p.name for p in env.workspace.iterdir()) == ["keep.txt"]

@@ -88,12 +88,15 @@ def test_at_path_is_explicit_and_confined(
     outside.write_text("TOP SECRET VALUE\n")
     brain.add("Classification", {"label": "quiz", "answer": "I cannot see files."})
     brain.add("PlanGeneration", {"steps": [{"id": "S-01", "description": "Compare"}]})
-    brain.step("S-01", "Only notes.txt could be read.")
+    # The answer rests on what notes.txt holds (an answer about named files must, on every
+    # profile: issue 31).
+    answer = "Only notes.txt could be read: it says to tidy the docs and ship it."
+    brain.step("S-01", answer)
 
     request = f"Compare @notes.txt with @{outside} and @../secret.txt and @gone.md"
     result = soothe("-p", request)
 
-    assert (result.code, result.out) == (0, "Only notes.txt could be read.\n")
+    assert (result.code, result.out) == (0, answer + "\n")
     (step,) = of_kind(fake, "step")
     assert "- tidy the docs" in step
     assert "missing: gone.md" in step and "gone.md: not found in the workspace" in step

@@ -208,20 +208,33 @@ def test_clarification_fail_policy_fails_the_step(soothe, brain: Brain, stored) 
 
 
 @pytest.mark.parametrize("approve", [False, True])
-def test_write_needs_yes_without_a_terminal(soothe, brain: Brain, env: Env, approve: bool) -> None:
+def test_write_needs_yes_without_a_terminal(
+    soothe, brain: Brain, env: Env, approve: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOOTHE_LOOP__AGENTIC_MAX_ITERATIONS", "1")  # one round: no retry
     brain.add("Classification", {"label": "simple"})
     brain.add("PlanGeneration", {"steps": [{"id": "S-01", "description": "Write notes.txt"}]})
     brain.step("S-01", tool("write_file", path="notes.txt", content="hi"), "done")
+    brain.always["complete"] = "notes.txt was not written."
 
-    result = soothe("-p", "Create notes.txt", *(["--yes"] if approve else []), "--json")
+    yes = ["--yes"] if approve else []
+    result = soothe("-p", "Create notes.txt", *yes, "--json", "--max-iterations", "1")
 
-    assert result.code == 0, result.err
     events = [parse_event(line) for line in result.out.splitlines()]
     (tool_result,) = [e for e in events if e.type == "step.tool_result"]
     assert tool_result.ok is approve
     assert (env.workspace / "notes.txt").exists() is approve
-    if not approve:
-        assert "--yes" in prompt_text(brain.calls[-1][1])
+    if approve:
+        assert result.code == 0, result.err
+        return
+    assert "--yes" in prompt_text(brain.calls[3][1])  # the step's call after the refusal
+    # The refused write is the step's only change, so the step, and the goal, failed
+    # (issue 31: it used to complete on the model's "done", exit 0).
+    assert result.code == 1
+    (failed,) = [e for e in events if e.type == "run.failed"]
+    assert "the change did not happen: write_file(notes.txt): " in failed.error
+    assert "--yes" in failed.error
+    assert not [e for e in events if e.type == "answer.final"]
 
 
 def test_json_stream_parses_and_ends_with_the_answer(soothe, brain: Brain) -> None:

@@ -12,7 +12,14 @@ already refuse such answers (``agent.judge``); this is the same rule for the goa
    ``RAW_MARK`` (``raw_answer``), or, with no facts, no answer (the goal fails).
 
 Grounding is judged only against facts from the workspace (tool output and what the
-loader read), never against step answers, which may be the very junk being judged.
+loader read), never against step answers, which may be the very junk being judged. It
+applies on every profile when the request named files (``names_files``), and always on
+the small profile.
+
+Two more judgements of the same kind (issue 31): whether the loader's facts bear on a
+request (``facts_bear_on``: when planning fails, the goal is answered from them instead
+of failing), and whether what a thread already knows bears on a follow-up
+(``thread_bears_on``: a follow-up may be answered without new steps only then).
 """
 
 from __future__ import annotations
@@ -35,6 +42,12 @@ if TYPE_CHECKING:
 FACT_KINDS = ("bootstrap", "tool")
 FACTS_CHARS = 3000
 """How much of the facts the re-ask prompt and a raw answer carry."""
+
+LOADER_TAGS = ("listing", "file")
+"""The loader's facts about the workspace (``engine.loader``): its listing, named files."""
+
+FROM_FACTS_NOTE = "_Answered from the workspace facts alone: no plan could be made ({why})._"
+"""Ends an answer made from the facts after planning failed (``facts_bear_on``)."""
 
 FACTS_SYSTEM = (
     "Answer the user's request from the facts below, in plain sentences. "
@@ -152,3 +165,67 @@ def facts_prompt(goal: str, facts: str) -> str:
 def raw_answer(facts: str) -> str:
     """The facts as the answer, marked so nobody reads them as the model's."""
     return f"{RAW_MARK}\n\n{facts.strip()}"
+
+
+def named_files(entries: Sequence[EvidenceEntry]) -> list[str]:
+    """The paths of the files the loader read because the request named them."""
+    out = []
+    for e in entries:
+        if e.kind == "bootstrap" and bootstrap_tag(e.summary) == "file":
+            what = e.summary.partition(": ")[2]
+            out.append(what.rsplit(" (", 1)[0] if what.endswith(")") else what)
+    return out
+
+
+def names_files(entries: Sequence[EvidenceEntry]) -> bool:
+    """True when the request named files the loader read (its answer must rest on them)."""
+    return bool(named_files(entries))
+
+
+def facts_bear_on(request: str, entries: Sequence[EvidenceEntry]) -> bool:
+    """True when what the loader gathered for ``request`` bears on it, so an answer can be
+    made from it when planning fails: it read a file the request named, or its facts
+    share a content word with the request, or the request has no subject of its own
+    ("List the files") and the loader found something (the listing)."""
+    loaded = [
+        e
+        for e in entries
+        if e.kind == "bootstrap"
+        and bootstrap_tag(e.summary) in LOADER_TAGS
+        and (e.content or "").strip()
+    ]
+    if not loaded:
+        return False
+    if names_files(loaded):
+        return True
+    words = content_words(request)
+    if not words:
+        return True
+    return bool(words & content_words("\n".join(f"{e.summary}\n{e.content}" for e in loaded)))
+
+
+def _mentions(summary: str, path: str) -> bool:
+    return re.search(rf"(?<![\w/.-]){re.escape(path)}(?![\w/-])", summary) is not None
+
+
+def thread_bears_on(
+    request: str, own: Sequence[EvidenceEntry], earlier: Sequence[EvidenceEntry]
+) -> bool:
+    """True when the evidence earlier goals of the thread gathered (``earlier``) bears on
+    a follow-up ``request`` about the workspace, so it may be answered without new steps.
+
+    ``own`` is the follow-up's own evidence: the files the loader read for it are the
+    files it names, and each must be among the earlier facts (a tool read it, or the
+    loader did for an earlier request). Otherwise the request's content words must be
+    found in the earlier facts: tool output and the files the loader read. A listing only
+    shows that a name exists, and earlier answers (findings, recalled memory) may be the
+    very thing being judged: neither counts. A request with no words
+    of its own ("what was the first item again?") is about the thread itself."""
+    facts = [e for e in facts_of(earlier) if e.kind == "tool" or bootstrap_tag(e.summary) == "file"]
+    named = named_files(own)
+    if named:
+        return all(any(_mentions(e.summary, path) for e in facts) for path in named)
+    words = content_words(request)
+    if not words:
+        return True
+    return bool(words & content_words("\n".join(f"{e.summary}\n{e.content}" for e in facts)))

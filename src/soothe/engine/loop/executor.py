@@ -12,25 +12,90 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from soothe.engine.agent.read_only import is_read_only_request
 from soothe.engine.interact import ClarificationRequest, ClarificationResponse, InteractBroker
 from soothe.engine.llm.errors import LLMError, ModelErrorKind
 from soothe.engine.scope import Scope
 from soothe.engine.text import clip
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from soothe.engine.agent.core import CoreAgent
+    from soothe.engine.agent.tools import ToolOutcome
     from soothe.engine.context import ContextEngine
+    from soothe.engine.context.models import EvidenceEntry, StepNode
     from soothe.engine.llm.usage import UsageTotals
 
 AUTO_ANSWER = "No answer from the user: use your best judgement."
 
 STOP_KINDS = frozenset(
-    {"unreachable", "model_not_found", "no_tool_support", "bad_credentials", "timeout", "run_limit"}
+    {
+        "unreachable",
+        "model_not_found",
+        "no_tool_support",
+        "bad_credentials",
+        "timeout",
+        "run_limit",
+        "context_overflow",
+    }
 )
 """Model errors no replanning can get around: the run stops with the model's error and
 the step stays pending, to run when the goal is resumed. A timeout is one: a server that
 stalled for a step would stall for the replan's steps too (each waiting the timeout
-again); so are the run's own limits (``run.deadline``, ``run.max_model_calls``)."""
+again); so are the run's own limits (``run.deadline``, ``run.max_model_calls``), and a
+step prompt that cannot fit the context window (every replan's step would not either)."""
+
+
+CHANGE_TOOLS = frozenset({"write_file", "edit_file"})
+"""The tools whose success is a change of the workspace (a file written or edited)."""
+
+NO_CHANGE = "the change did not happen"
+"""How the error of a step that tried to change a file and could not begins."""
+
+
+def missing_change(outcomes: Sequence[ToolOutcome], request: str) -> str | None:
+    """Why a step did not make the change it set out to make, or None.
+
+    The rule (issue 31): a step *needed* a change when the user's request asks for one
+    (``read_only.is_read_only_request`` is False: it says write, edit, add, fix,
+    create...) and the step called ``write_file`` or ``edit_file``: the step's own calls
+    say it was the step that changes files. The step description alone does not say it
+    ("Write a summary of README.md" is answered in prose), and a read-only request needs
+    no change even when its step tries one (a file's planted instructions, a confused
+    small model). It *got* none when every one of those calls failed: refused, denied,
+    "'old' text not found", invalid arguments. Such a step has not done its work,
+    whatever its answer claims, so it fails with this reason. Other tools' failures (a
+    test run that exits 1, a missing file read) are results an answer may report."""
+    if is_read_only_request(request):
+        return None
+    tried = [o for o in outcomes if o.tool in CHANGE_TOOLS and not o.source]
+    if not tried or any(o.ok for o in tried):
+        return None
+    seen: dict[str, str] = {}
+    for o in tried:
+        where = str(o.args.get("path") or "")
+        # The output's first clause: what happened, not what the model was told to do.
+        seen.setdefault(f"{o.tool}({clip(where, 60)})", clip(o.output.split("; ")[0], 160))
+    shown = [f"{call}: {output}" for call, output in list(seen.items())[-2:]]
+    times = "" if len(tried) == 1 else f" ({len(tried)} tries)"
+    return f"{NO_CHANGE}{times}: " + "; ".join(shown)
+
+
+def made_change(steps: Sequence[StepNode], evidence: Sequence[EvidenceEntry]) -> bool:
+    """True when a completed step of the goal changed a file: it has the tool evidence of
+    a ``write_file``/``edit_file`` call (a completed step that called one has had one
+    succeed, ``missing_change``)."""
+    done = {s.id for s in steps if s.status == "completed"}
+    return any(
+        e.kind == "tool" and e.step_id in done and e.summary.split("(", 1)[0] in CHANGE_TOOLS
+        for e in evidence
+    )
+
+
+def change_failed(steps: Sequence[StepNode]) -> list[str]:
+    """The goal's steps that failed because the change they tried did not happen."""
+    return [s.id for s in steps if s.status == "failed" and s.error.startswith(NO_CHANGE)]
 
 
 @dataclass
@@ -249,6 +314,8 @@ class Executor:
                 content=tool.output,
                 step_id=step.id,
             )
+        if outcome.ok and (why := missing_change(outcome.tool_outcomes, goal.description)):
+            return False, why  # it said it was done; its tools say otherwise
         if outcome.ok:
             return True, outcome.answer
         return False, outcome.error or "step failed"

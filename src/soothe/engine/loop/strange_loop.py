@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
+from soothe.engine.context.projection import bootstrap_tag
 from soothe.engine.context.steps import step_number
 from soothe.engine.events import (
     IterationCompleted,
@@ -18,18 +19,22 @@ from soothe.engine.events import (
     PlanAssessed,
     PlanCreated,
     PlannedStep,
+    StepThinking,
     StepToken,
 )
 from soothe.engine.loop import answer_check, prompts
-from soothe.engine.loop.executor import Executor, clip
+from soothe.engine.loop.executor import Executor, change_failed, clip, made_change
 from soothe.engine.loop.planner import LLMPlanner, PlanningContext, PlanningFailed
 from soothe.engine.loop.schemas import PlanGeneration, PlanResult
 from soothe.engine.scope import Scope
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from soothe.engine.bus import EventBus
     from soothe.engine.context import ContextEngine
     from soothe.engine.llm.hub import ModelHub
+    from soothe.engine.llm.packer import Prompt
 
 Intake = Literal["fresh", "continuation"]
 
@@ -65,6 +70,9 @@ class LoopResult:
     failed_steps: tuple[str, ...] = ()
     """Steps of the goal that ended failed or skipped (what the answer cannot rest on)."""
     completed_steps: int = 0
+    from_facts: str = ""
+    """Why planning failed when the answer was made from the workspace facts instead
+    (``answer_check.facts_bear_on``); empty otherwise."""
 
 
 @dataclass
@@ -122,7 +130,9 @@ class StrangeLoop:
         graph.add_conditional_edges(
             "plan_assess", self._route_assess, ["plan_generate", "execute", "goal_completion"]
         )
-        graph.add_conditional_edges("plan_generate", self._route_generated, ["execute", END])
+        graph.add_conditional_edges(
+            "plan_generate", self._route_generated, ["execute", "goal_completion", END]
+        )
         graph.add_edge("execute", "record_iteration")
         graph.add_conditional_edges(
             "record_iteration", self._route_record, ["plan_assess", "goal_completion"]
@@ -145,6 +155,8 @@ class StrangeLoop:
     def _route_generated(state: LoopState) -> str:
         from langgraph.graph import END
 
+        if state.get("status") == "from_facts":
+            return "goal_completion"  # planning failed; the facts answer instead
         return END if state.get("status") == "failed" else "execute"
 
     @staticmethod
@@ -172,11 +184,38 @@ class StrangeLoop:
                 thread_id=state.get("thread_id", ""),
             )
 
-    def _grounded(self, goal_id: str) -> bool:
-        """A "done" the steps can carry: some step completed, or (a follow-up answered from
-        what is known) no step was planned at all."""
+    def _done_refused(self, goal_id: str) -> str:
+        """Why the steps cannot carry a "done" ("" when they can).
+
+        With steps: some step must have completed, and when the steps tried to change
+        files (``executor.missing_change``), some change must have happened: a goal whose
+        every attempted write or edit failed is not done, whatever the model says. With
+        no step at all (a follow-up answered from what is known): when the request is
+        about the workspace (the loader grounded it), the evidence of the thread's
+        earlier goals must bear on it (``answer_check.thread_bears_on``); else it plans.
+        """
         steps = list(self.context.step_dag(goal_id).steps.values())
-        return not steps or any(s.status == "completed" for s in steps)
+        evidence = self.context.evidence(goal_id)
+        if steps:
+            if not any(s.status == "completed" for s in steps):
+                return "no step succeeded"
+            failed = change_failed(steps)
+            if failed and not made_change(steps, evidence):
+                return f"the change did not happen ({', '.join(failed[-3:])} failed)"
+            return ""
+        loader = {"listing", "file", "missing"}
+        if not any(e.kind == "bootstrap" and bootstrap_tag(e.summary) in loader for e in evidence):
+            return ""
+        goal = self.context.get_goal(goal_id)
+        earlier = [
+            entry
+            for g in self.context.list_goals(thread_id=goal.thread_id)
+            if goal_id in g.informs
+            for entry in self.context.evidence(g.id)
+        ]
+        if answer_check.thread_bears_on(goal.description, evidence, earlier):
+            return ""
+        return "no new step, and nothing this thread found bears on the request"
 
     def _planning_context(self, state: LoopState) -> PlanningContext:
         return self.planning_context(state["goal_id"], state["loop_id"])
@@ -255,11 +294,14 @@ class StrangeLoop:
         )
         goal_id = state["goal_id"]
         if result.status == "done":
-            if result.goal_progress != "none" and self._grounded(goal_id):
+            refused = "no progress" if result.goal_progress == "none" else ""
+            refused = refused or self._done_refused(goal_id)
+            if not refused:
                 await self._ledger_plan(state, why)
                 return {"status": "done", "require_goal_completion": result.require_goal_completion}
-            # "done" with no progress, or resting on no step that succeeded: not believed.
-            why += " Not accepted: no progress, or no step that succeeded."
+            # "done" with no progress, resting on no step that succeeded, on changes that
+            # did not happen, or (no step at all) on nothing the thread found: not believed.
+            why += f" Not accepted: {refused}."
             await self._ledger_plan(state, why)
             return {
                 "status": "running",
@@ -287,7 +329,19 @@ class StrangeLoop:
             )
         except PlanningFailed as exc:
             # The model could not plan after repair and re-asks: another round would only
-            # repeat that, so the runner fails the goal without retrying.
+            # repeat that. When the loader's facts bear on the request, they answer it
+            # (goal_completion); otherwise the runner fails the goal without retrying.
+            if answer_check.facts_bear_on(
+                self.context.get_goal(goal_id).description, self.context.evidence(goal_id)
+            ):
+                await self.context.append_ledger(
+                    goal_id,
+                    "system",
+                    clip(f"planning failed ({exc}); answering from the workspace facts", 400),
+                    "plan",
+                    thread_id=state.get("thread_id", ""),
+                )
+                return {"status": "from_facts", "error": str(exc)}
             return {"status": "failed", "error": str(exc), "error_kind": "planning"}
         if self.planner.fallback_notes:
             await self.context.append_ledger(
@@ -416,22 +470,31 @@ class StrangeLoop:
     async def _goal_completion(self, state: LoopState) -> dict[str, Any]:
         """The final answer, judged before the user gets it (``answer_check``): the last
         step's answer when the plan said it is the answer, else one completion call; an
-        answer that is none gets one compact facts-and-question re-ask, then the facts."""
+        answer that is none gets one compact facts-and-question re-ask, then the facts.
+        After a failed planning (``from_facts``) only the facts-and-question call is made,
+        then the facts; the answer ends with a note saying so."""
+        from_facts = state.get("status") == "from_facts"
         status = "exhausted" if state.get("status") == "exhausted" else "done"
         goal_id = state["goal_id"]
         goal = self.context.get_goal(goal_id).description
         evidence = self.context.evidence(goal_id)
         facts = answer_check.facts_text(evidence)
         grounds = answer_check.grounds_text(evidence)
+        # Prose about named files is held to them on every profile (the small profile's
+        # is always), and so is an answer made from the facts.
+        grounding = self.small_model or from_facts or answer_check.names_files(evidence)
         instructions = [prompts.COMPLETE_RULES, answer_check.FACTS_SYSTEM]
         scope = self._scope(state)
 
         def on_token(text: str) -> None:
             self.bus.publish(StepToken(text=text, **scope.fields()))
 
-        async def ask(messages: list[Any]) -> str:
+        def on_thinking(text: str) -> None:
+            self.bus.publish(StepThinking(text=text, **scope.fields()))
+
+        async def ask(messages: list[Any] | Prompt) -> str:
             reply = await self.hub.stream_text(
-                messages, on_token=on_token, ids=scope, purpose="final"
+                messages, on_token=on_token, ids=scope, purpose="final", on_thinking=on_thinking
             )
             text = reply.content if isinstance(reply.content, str) else str(reply.content)
             return answer_check.unwrap_json(text)
@@ -442,11 +505,13 @@ class StrangeLoop:
                 goal=goal,
                 grounds=grounds,
                 instructions=instructions,
-                require_grounding=self.small_model,
+                require_grounding=grounding,
             )
 
         from langchain_core.messages import HumanMessage, SystemMessage
 
+        if from_facts:
+            return await self._answer_from_facts(state, ask, problem, facts)
         last = answer_check.unwrap_json(state.get("last_answer", ""))
         if not state.get("require_goal_completion", True) and last.strip():
             answer = last
@@ -455,12 +520,7 @@ class StrangeLoop:
             if status == "exhausted":
                 note = "\nThe iteration limit was reached: say what is done and what is not."
             ctx = self._planning_context(state)
-            answer = await ask(
-                [
-                    SystemMessage(content=prompts.COMPLETE_RULES + note),
-                    HumanMessage(content=ctx.render()),
-                ]
-            )
+            answer = await ask(ctx.prompt(prompts.COMPLETE_RULES + note))
         why = problem(answer)
         if why is None:
             return {"final_answer": answer, "status": status}
@@ -492,6 +552,42 @@ class StrangeLoop:
             thread_id=state.get("thread_id", ""),
         )
         return {"final_answer": final, "status": status}
+
+    async def _answer_from_facts(
+        self,
+        state: LoopState,
+        ask: Callable[[list[Any]], Awaitable[str]],
+        problem: Callable[[str], str | None],
+        facts: str,
+    ) -> dict[str, Any]:
+        """Planning failed but the loader's facts bear on the request: one direct call
+        with the facts and the question, else the facts themselves (marked); either way
+        the answer says it came from the facts, and the goal is done on it."""
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        goal = self.context.get_goal(state["goal_id"]).description
+        reply = await ask(
+            [
+                SystemMessage(content=answer_check.FACTS_SYSTEM),
+                HumanMessage(content=answer_check.facts_prompt(goal, facts)),
+            ]
+        )
+        why = problem(reply)
+        answer = reply if why is None else answer_check.raw_answer(facts)
+        reason = clip(state.get("error", ""), 200)
+        note = answer_check.FROM_FACTS_NOTE.format(why=reason or "planning failed")
+        await self.context.append_ledger(
+            state["goal_id"],
+            "system",
+            clip(
+                "answered from the workspace facts: "
+                + ("accepted" if why is None else f"the reply was rejected ({why}); the facts"),
+                400,
+            ),
+            "verify",
+            thread_id=state.get("thread_id", ""),
+        )
+        return {"final_answer": f"{answer.rstrip()}\n\n{note}", "status": "from_facts"}
 
     # --- running ----------------------------------------------------------------------
 
@@ -542,6 +638,9 @@ class StrangeLoop:
         finally:
             self._extras.pop(loop_id, None)
         status = final.get("status", "done")
+        from_facts = ""
+        if status == "from_facts":
+            status, from_facts = "done", final.get("error", "") or "planning failed"
         steps = list(self.context.step_dag(goal_id).steps.values())
         failed = tuple(s.id for s in steps if s.status in ("failed", "skipped"))
         completed = sum(1 for s in steps if s.status == "completed")
@@ -568,6 +667,7 @@ class StrangeLoop:
             error,
             failed_steps=failed,
             completed_steps=completed,
+            from_facts=from_facts,
         )
 
     async def has_checkpoint(self, loop_id: str) -> bool:

@@ -12,7 +12,7 @@ from soothe.engine.events import (
     FinalAnswer,
 )
 from soothe.engine.llm.errors import LLMError
-from soothe.engine.loop.executor import STOP_KINDS
+from soothe.engine.loop.executor import STOP_KINDS, missing_change
 from soothe.engine.loop.planner import PlanningFailed
 from soothe.engine.loop.strange_loop import Intake, LoopExtras, LoopResult
 from soothe.engine.runner.base import TERMINAL, Groundwork, RunnerBase
@@ -140,7 +140,10 @@ class AgenticRunner(RunnerBase):
         goal back to pending while its max_retries allow (and the rounds do)."""
         scope = Scope(thread_id, goal_id=goal_id)
         if result.status == "done" and result.answer.strip():
-            await self.context.validate_goal(goal_id, reason="assessed done")
+            # An answer made from the workspace facts after planning failed says so in
+            # its text (answer_check.FROM_FACTS_NOTE) and in the validation reason.
+            reason = "answered from the workspace facts" if result.from_facts else "assessed done"
+            await self.context.validate_goal(goal_id, reason=reason)
             await self.context.complete_goal(goal_id, findings=result.answer)
             await self.memory.store(
                 result.answer, thread_id=thread_id, goal_id=goal_id, kind="finding"
@@ -231,6 +234,8 @@ class AgenticRunner(RunnerBase):
             evidence_text="",
             scope=scope.at(step_id="D-01"),
         )
+        if outcome.ok and (why := missing_change(outcome.tool_outcomes, text)):
+            outcome = outcome.model_copy(update={"ok": False, "error": why})
         if outcome.ok:
             await self.context.complete_goal(goal.id, findings=outcome.answer)
             self.bus.publish(FinalAnswer(text=outcome.answer, **scope.fields()))

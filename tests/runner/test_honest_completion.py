@@ -337,3 +337,37 @@ def test_an_answer_about_a_named_file_must_rest_on_it_on_the_default_profile(
         "final answer rejected (it shares nothing with the workspace facts)"
     )
     assert not brain.leftover() and not brain.unscripted
+
+
+async def test_the_direct_subagent_route_does_not_complete_on_failed_edits(tmp_path) -> None:
+    from soothe.engine.config import load_settings
+    from soothe.engine.session import Session
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "store.py").write_text(STORE)
+    brain = Brain()
+    brain.always["step"] = _editing_step
+    settings = load_settings(
+        None,
+        {
+            "model": {"provider": "ollama", "name": "scripted"},
+            "storage": {"data_dir": str(tmp_path / "data")},
+            "tools": {"workspace": str(ws), "approval": "auto", "clarify": "auto"},
+        },
+    )
+    session = Session(
+        settings, models={"default": brain.model()}, db_path=":memory:", checkpoint_path=":memory:"
+    )
+    await session.start()
+    try:
+        thread = await session.ensure_thread("docstring")
+        outcome = await session.runner.run("add a docstring to store.py", thread, subagent="core")
+        (goal,) = session.context.list_goals(thread_id=thread)
+    finally:
+        await session.close()
+
+    assert not outcome.ok
+    assert outcome.error.startswith("the change did not happen (2 tries): edit_file(store.py)")
+    assert goal.status == "failed"
+    assert (ws / "store.py").read_text() == STORE

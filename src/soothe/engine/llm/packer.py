@@ -305,7 +305,7 @@ def pack_parts(parts: Sequence[Part], chars: int) -> Packed:
             left -= cost
             continue
         header = len(part.render("x")) - 1
-        room = left - header - 1
+        room = left - header - 2
         floor = min(part.floor, len(part.body))
         if room < max(MIN_PART_CHARS, floor):
             if not floor:
@@ -337,16 +337,6 @@ class Prompt:
 
     def with_tail(self, tail: Sequence[Any]) -> Prompt:
         return Prompt(self.system, list(self.parts), list(tail))
-
-    def minimum_chars(self) -> int:
-        """Characters of the parts that are never dropped, at their floors."""
-        n = 0
-        for part in self.parts:
-            if part.priority <= RULES:
-                n += len(part.render()) + 1
-            elif part.floor:
-                n += len(part.render(part.body[: part.floor])) + 1
-        return n
 
     def render(self) -> str:
         """The user message whole (unpacked)."""

@@ -283,3 +283,22 @@ def test_a_tight_step_is_offered_only_the_tools_it_may_need() -> None:
     run = offered("Run the tests", 1400)
     assert "run_shell" in run and "write_file" not in run
     assert est.tools([s for s in specs if s["function"]["name"] in read]) <= 0.4 * 1400
+
+
+async def test_a_count_of_only_the_uncached_rest_is_not_a_cut() -> None:
+    """Some Ollama versions count only what they evaluated anew when the prompt's prefix
+    was cached (ollama #3427): a step's second call, whose new tool result alone is over
+    half the window, is reported at about that result. Not a cut: nothing re-sent."""
+    system, request = SystemMessage("S" * 1000), HumanMessage("H" * 600)
+    call = AIMessage("", tool_calls=[{"name": "read_file", "args": {"path": "a.txt"}, "id": "c1"}])
+    result = ToolMessage("T" * 4150, tool_call_id="c1")
+    with FakeOllamaServer(["ok", FakeReply(text="done", usage=(1060, 3))]) as server:
+        hub, seen = hub_for(server, 2048)
+        hub.estimator.ratio, hub.estimator.samples = packer.MAX_RATIO, 8  # settled
+        await hub.stream_text([system, request])
+        reply = await hub.stream_text([system, request, call, result])
+        log = server.chat_log
+    assert reply.text == "done"
+    assert len(log) == 2, "not sent again"
+    assert not seen.of(ModelContext)
+    assert hub.context_window() == (2048, "model.num_ctx"), "no ceiling learned"

@@ -40,6 +40,7 @@ from soothe.engine.llm.packer import (
     Fitted,
     Overflow,
     Prompt,
+    RecentPrompts,
     TokenEstimator,
     fit_messages,
     looks_truncated,
@@ -627,6 +628,13 @@ class ModelHub:
         fitted.changed = fitted.changed or changed
         return fitted
 
+    def _recent_prompts(self) -> RecentPrompts:
+        """The last requests sent (what a server may hold cached: ``looks_truncated``)."""
+        recent = self.__dict__.get("_recent")
+        if recent is None:
+            recent = self.__dict__["_recent"] = RecentPrompts()
+        return cast("RecentPrompts", recent)
+
     def _learn_ceiling(self, evaluated: int) -> None:
         ceiling = self.__dict__.get("_ceiling")
         if evaluated > 0 and (ceiling is None or evaluated < ceiling):
@@ -668,7 +676,10 @@ class ModelHub:
             count = len(sent.messages)
             usage = reply.usage_metadata
             evaluated = int(usage.get("input_tokens") or 0) if usage else 0
-            if not looks_truncated(chars, count, evaluated, window, est):
+            recent = self._recent_prompts()
+            cached = recent.shared(sent.messages)
+            recent.add(sent.messages)
+            if not looks_truncated(chars, count, evaluated, window, est, cached):
                 if finish_reason(reply) != "length" or reply.text:
                     est.calibrate(chars, count, evaluated)
                 return reply

@@ -60,6 +60,7 @@ __all__ = [
     "Overflow",
     "Part",
     "Prompt",
+    "RecentPrompts",
     "TokenEstimator",
     "clip_middle",
     "fit_messages",
@@ -84,6 +85,8 @@ CUT_SHARE = 0.85
 token before any calibration) is well below."""
 CEILING_SHARE = 0.5
 """...and it is a cut only if it is near a ceiling: at least this share of the window."""
+CACHED_SLACK = 1.15
+"""A count within this factor of the not-shared rest of a prompt is that rest alone."""
 NEAR_SHARE = 0.97
 ROUND = 128
 """A count a little below what we expected (``NEAR_SHARE``) is a cut when it is a multiple
@@ -508,19 +511,71 @@ def fit_messages(
 
 
 def looks_truncated(
-    chars: int, count: int, evaluated: int, window: int, est: TokenEstimator
+    chars: int,
+    count: int,
+    evaluated: int,
+    window: int,
+    est: TokenEstimator,
+    cached: tuple[int, int] = (0, 0),
 ) -> bool:
     """The server cut the prompt. Its count is near a ceiling (at least ``CEILING_SHARE``
     of the window: a small count is a cached prefix or a server that does not count,
     ollama #3427, not a cut), and it is well below what ``chars`` in ``count`` messages
     should be (``CUT_SHARE``), or a little below it and a round number: a cut prompt is
-    counted at the window the server loaded (2048, 4096: a multiple of ``ROUND``)."""
+    counted at the window the server loaded (2048, 4096: a multiple of ``ROUND``).
+    ``cached`` (characters, messages) is the prefix an earlier request shared: a count
+    no larger than the rest of the prompt is a server that counted only what it did not
+    have cached, not a cut."""
     if evaluated <= 0 or window <= 0 or evaluated < CEILING_SHARE * window:
         return False
+    cached_chars, cached_count = cached
+    if cached_chars > 0:
+        rest = est.expected(chars - cached_chars, count - cached_count)
+        if evaluated <= CACHED_SLACK * rest:
+            return False
     expected = est.expected(chars, count)
     if evaluated < CUT_SHARE * expected:
         return True
     return evaluated < NEAR_SHARE * expected and evaluated % ROUND == 0
+
+
+class RecentPrompts:
+    """The last few requests a hub sent, as message fingerprints: how much of a new
+    request an earlier one shared (what a server may have had cached)."""
+
+    def __init__(self, size: int = 8) -> None:
+        self.size = size
+        self._sent: list[list[tuple[int, int]]] = []
+        """Each request: (fingerprint, characters) per message."""
+
+    @staticmethod
+    def _marks(messages: Sequence[Any]) -> list[tuple[int, int]]:
+        out = []
+        for m in messages:
+            calls = getattr(m, "tool_calls", None) or []
+            key = (type(m).__name__, str(m.content), json.dumps(calls, default=str))
+            out.append((hash(key), message_chars(m)))
+        return out
+
+    def shared(self, messages: Sequence[Any]) -> tuple[int, int]:
+        """(characters, messages) of the longest prefix of ``messages`` an earlier request
+        began with."""
+        marks = self._marks(messages)
+        best = (0, 0)
+        for earlier in self._sent:
+            chars = n = 0
+            for (a, size), (b, _) in zip(marks, earlier, strict=False):
+                if a != b:
+                    break
+                chars += size
+                n += 1
+            if n < len(marks):  # the whole request again is not a cached prefix of itself
+                best = max(best, (chars, n))
+        return best
+
+    def add(self, messages: Sequence[Any]) -> None:
+        self._sent.append(self._marks(messages))
+        del self._sent[: -self.size]
 
 
 def _setting(source: str) -> tuple[str, str]:

@@ -302,3 +302,21 @@ async def test_a_count_of_only_the_uncached_rest_is_not_a_cut() -> None:
     assert len(log) == 2, "not sent again"
     assert not seen.of(ModelContext)
     assert hub.context_window() == (2048, "model.num_ctx"), "no ceiling learned"
+
+
+async def test_an_openai_compatible_server_gets_prompts_within_the_window_it_reports() -> None:
+    """vLLM reports max_model_len in /v1/models (slice W reads it); the packer fits to it."""
+    from soothe.engine.llm.profile import fetch_model_info
+    from tests.fakes import FakeOpenAIServer
+    from tests.fakes._base import prompt_chars
+
+    with FakeOpenAIServer(["ok"], flavor="vllm", window=2048) as server:
+        settings = ModelSettings(provider="openai", name="llama3.2", base_url=f"{server.url}/v1")
+        hub = ModelHub(settings, None)
+        hub.set_model_info(await fetch_model_info(settings))
+        reply = await hub.stream_text(big_request())
+        (body,) = server.chat_requests()
+    assert reply.text == "ok"
+    assert hub.context_window()[0] == 2048
+    assert prompt_chars(body) / 4 + 512 <= 2048, "the prompt and the reply's reserve fit"
+    assert body["messages"][0]["content"] == SYSTEM

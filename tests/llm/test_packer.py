@@ -320,3 +320,20 @@ async def test_an_openai_compatible_server_gets_prompts_within_the_window_it_rep
     assert hub.context_window()[0] == 2048
     assert prompt_chars(body) / 4 + 512 <= 2048, "the prompt and the reply's reserve fit"
     assert body["messages"][0]["content"] == SYSTEM
+
+
+async def test_a_long_request_keeps_its_question_when_clipped() -> None:
+    from soothe.engine.loop.planner import LLMPlanner
+
+    pasted = "Soothe runs goal-driven agents on local models. " * 800
+    request = f"Here is a text. {pasted}\nWHICH MODELS DOES IT RUN ON?"
+    reply = '{"label": "quiz", "answer": "Local ones.", "reason": "general"}'
+    with FakeOllamaServer([reply]) as server:
+        hub, _ = hub_for(server, 2048)
+        result = await LLMPlanner(hub).classify(request)
+        (record,) = server.chat_log
+    assert result.answer == "Local ones."
+    assert not record.truncated and record.sent_tokens <= 2048
+    user = record.sent["messages"][-1]["content"]
+    assert user.startswith("Here is a text.") and user.endswith("WHICH MODELS DOES IT RUN ON?")
+    assert "characters cut to fit the context window" in user

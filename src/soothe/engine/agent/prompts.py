@@ -98,7 +98,7 @@ def step_parts(
     if expected_output.strip():
         step += f"\n\nExpected output: {expected_output.strip()}"
     return [
-        Part("", step, REQUEST, floor=REQUEST_FLOOR_CHARS),
+        Part("", step, REQUEST, "ends", REQUEST_FLOOR_CHARS),
         Part("", _titled("Context", context_text), WORKSPACE),
         Part("", _titled("Evidence so far", evidence_text), RESULTS),
     ]

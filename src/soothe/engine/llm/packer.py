@@ -231,17 +231,20 @@ class Budget:
 
 # --- parts ------------------------------------------------------------------------------
 
+Keep = Literal["head", "tail", "ends"]
+
 
 @dataclass(frozen=True)
 class Part:
     """A section of a prompt: ``priority`` says what is kept first (``RULES`` ... ``MEMORY``),
-    ``keep`` which end survives a clip ("head", or "tail" for the newest of a log),
-    ``floor`` the characters it keeps at least (0: it may be dropped)."""
+    ``keep`` what survives a clip ("head"; "tail" for the newest of a log; "ends" for a
+    request, whose question may come last), ``floor`` the characters it keeps at least
+    (0: it may be dropped)."""
 
     title: str
     body: str
     priority: int
-    keep: Literal["head", "tail"] = "head"
+    keep: Keep = "head"
     floor: int = 0
 
     def render(self, body: str | None = None) -> str:
@@ -251,10 +254,13 @@ class Part:
         return f"## {self.title}\n{text}\n" if self.title else f"{text}\n"
 
 
-def clip_keep(text: str, chars: int, keep: Literal["head", "tail"]) -> str:
-    """``text`` in about ``chars`` characters, keeping its head or its tail, marked cut."""
+def clip_keep(text: str, chars: int, keep: Keep) -> str:
+    """``text`` in about ``chars`` characters, keeping its head, its tail or both ends
+    (``clip_middle``), marked cut."""
     if len(text) <= chars:
         return text
+    if keep == "ends":
+        return clip_middle(text, chars)
     mark = CUT_MARK.format(n=len(text) - chars)
     room = max(0, chars - len(mark))
     if keep == "tail":

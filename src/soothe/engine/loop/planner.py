@@ -78,7 +78,7 @@ class PlanningContext:
         failure and reasoning of earlier rounds, the conversation (newest kept), the
         projection and what memory recalled; in ``render``'s order."""
         return [
-            Part("Goal", self.goal, REQUEST, floor=REQUEST_FLOOR_CHARS),
+            Part("Goal", self.goal, REQUEST, "ends", REQUEST_FLOOR_CHARS),
             Part("Skill instructions", self.skill, STEP),
             Part("Conversation so far", self.history, HISTORY, keep="tail"),
             Part("Context", self.projection, WORKSPACE),
@@ -363,7 +363,7 @@ class LLMPlanner:
         user = [
             Part(prompts.TOOLS_TITLE, "\n".join(tools), STEP),
             Part("Conversation so far", history, HISTORY, keep="tail"),
-            Part("", text, REQUEST, floor=REQUEST_FLOOR_CHARS),
+            Part("", text, REQUEST, "ends", REQUEST_FLOOR_CHARS),
         ]
         return await self._ask(Classification, prompts.CLASSIFY_SYSTEM, user, "fast", ids)
 

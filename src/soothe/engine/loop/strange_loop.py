@@ -89,6 +89,11 @@ class LoopExtras:
 PLAN_LEDGER_ENTRIES = 4
 """How many of the planner's earlier reasonings a (re)plan sees."""
 
+MAX_REFUSED_DONE = 2
+"""A loop whose model says "done" this many times while the steps cannot carry it
+(``_done_refused``) ends failed: another plan would be judged the same way, and the
+iteration bound alone let a model that keeps failing the same edit spend ~40 calls."""
+
 
 class StrangeLoop:
     def __init__(
@@ -128,7 +133,9 @@ class StrangeLoop:
         graph.add_node("goal_completion", self._goal_completion)
         graph.add_conditional_edges(START, self._route_intake, ["plan_assess", "plan_generate"])
         graph.add_conditional_edges(
-            "plan_assess", self._route_assess, ["plan_generate", "execute", "goal_completion"]
+            "plan_assess",
+            self._route_assess,
+            ["plan_generate", "execute", "goal_completion", END],
         )
         graph.add_conditional_edges(
             "plan_generate", self._route_generated, ["execute", "goal_completion", END]
@@ -147,8 +154,12 @@ class StrangeLoop:
 
     @staticmethod
     def _route_assess(state: LoopState) -> str:
+        from langgraph.graph import END
+
         if state.get("status") in ("done", "exhausted"):
             return "goal_completion"
+        if state.get("status") == "failed":
+            return END  # "done" refused too often (MAX_REFUSED_DONE)
         return "execute" if state.get("plan") else "plan_generate"
 
     @staticmethod
@@ -197,11 +208,11 @@ class StrangeLoop:
         steps = list(self.context.step_dag(goal_id).steps.values())
         evidence = self.context.evidence(goal_id)
         if steps:
-            if not any(s.status == "completed" for s in steps):
-                return "no step succeeded"
             failed = change_failed(steps)
             if failed and not made_change(steps, evidence):
                 return f"the change did not happen ({', '.join(failed[-3:])} failed)"
+            if not any(s.status == "completed" for s in steps):
+                return "no step succeeded"
             return ""
         loader = {"listing", "file", "missing"}
         if not any(e.kind == "bootstrap" and bootstrap_tag(e.summary) in loader for e in evidence):
@@ -303,11 +314,15 @@ class StrangeLoop:
             # did not happen, or (no step at all) on nothing the thread found: not believed.
             why += f" Not accepted: {refused}."
             await self._ledger_plan(state, why)
-            return {
-                "status": "running",
-                "plan": None,
-                "rejected_done": state.get("rejected_done", 0) + 1,
-            }
+            rejected = state.get("rejected_done", 0) + 1
+            steps = list(self.context.step_dag(goal_id).steps.values())
+            if rejected >= MAX_REFUSED_DONE and steps:
+                failed = [s for s in steps if s.status in ("failed", "skipped") and s.error]
+                error = f"the model said the goal was done, but {refused}"
+                if failed:
+                    error += f"; {failed[-1].id}: {clip(failed[-1].error, 240)}"
+                return {"status": "failed", "error": error, "rejected_done": rejected}
+            return {"status": "running", "plan": None, "rejected_done": rejected}
         await self._ledger_plan(state, why)
         has_ready = bool(self.context.step_dag(goal_id).ready_steps())
         if result.status == "continue" and action == "keep" and has_ready:

@@ -337,3 +337,21 @@ async def test_a_long_request_keeps_its_question_when_clipped() -> None:
     user = record.sent["messages"][-1]["content"]
     assert user.startswith("Here is a text.") and user.endswith("WHICH MODELS DOES IT RUN ON?")
     assert "characters cut to fit the context window" in user
+
+
+async def test_a_second_cut_fails_the_call_in_one_line() -> None:
+    """A server that cuts the smaller retry too (its counts scripted: it holds even less
+    than the first cut showed): a 'failed' model.context and one line, no third try."""
+    replies = [FakeReply(text="garbled", usage=(1024, 3)), FakeReply(text="again", usage=(600, 3))]
+    with FakeOllamaServer(replies) as server:
+        hub, seen = hub_for(server, 2048)
+        hub.estimator.ratio, hub.estimator.samples = packer.MAX_RATIO, 8  # settled
+        with pytest.raises(LLMError) as caught:
+            await hub.stream_text([SystemMessage("S" * 1000), HumanMessage("Q " * 3000)])
+        log = server.chat_log
+    assert len(log) == 2 and log[1].sent_tokens < log[0].sent_tokens
+    assert [e.action for e in seen.of(ModelContext)] == ["repacked", "failed"]
+    assert caught.value.kind == ModelErrorKind.context_overflow
+    assert "but the server kept only 600 of the window of 2,048 (model.num_ctx)" in str(
+        caught.value
+    )

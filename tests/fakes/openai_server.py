@@ -6,10 +6,11 @@ deltas with index/id/name and argument string pieces, a usage chunk when
 OpenAI error shape `{"error": {"message", "type", "param", "code"}}` for 401
 (wrong key), 404 (unknown model) and scripted statuses such as 429.
 
-`flavor` makes `/v1/models` look like a given server's, window included where that
-server reports it: "openai" (ids only), "vllm" (`max_model_len`, the served window),
-"llamacpp" (`meta.n_ctx_train`, the trained context, as llama-server's
-`/v1/models` does), "lmstudio" (ids only in `/v1/models`, as LM Studio's; its native
+`flavor` makes the server look like a given one, window included where that server
+reports it: "openai" (ids only), "vllm" (`/v1/models` `max_model_len`, the served
+window), "llamacpp" (`/v1/models` `meta.n_ctx_train`, the trained context, as
+llama-server's; the loaded window in `GET /props` `default_generation_settings.n_ctx`),
+"lmstudio" (ids only in `/v1/models`, as LM Studio's; its native
 `GET /api/v0/models[/{id}]` carries `max_context_length` and, for a loaded model,
 `loaded_context_length`).
 """
@@ -70,14 +71,15 @@ class FakeOpenAIServer(FakeServer):
         self.api_key = api_key
         self.flavor: Flavor = flavor
         self.window = window
-        """The loaded window (vLLM max_model_len, LM Studio loaded_context_length)."""
+        """The loaded window (vLLM max_model_len, llama.cpp /props n_ctx, LM Studio
+        loaded_context_length)."""
         self.trained = trained
         """The trained context (llama.cpp meta.n_ctx_train, LM Studio max_context_length)."""
 
     # -- routes ------------------------------------------------------------------------
 
     def _route(self, h: _Handler, req: RecordedRequest) -> None:
-        if req.path.startswith(("/v1/", "/api/")) and not self._authorized(req):
+        if req.path.startswith(("/v1/", "/api/", "/props")) and not self._authorized(req):
             self._send_error(h, 401, "Incorrect API key provided.")
             return
         body = req.body if isinstance(req.body, dict) else {}
@@ -86,6 +88,24 @@ class FakeOpenAIServer(FakeServer):
             case ("GET", "/v1/models"):
                 h.send_json(
                     200, {"object": "list", "data": [self._model_entry(m) for m in self.models]}
+                )
+            case ("GET", "/props") if self.flavor == "llamacpp":  # tools/server props
+                h.send_json(
+                    200,
+                    {
+                        "default_generation_settings": {
+                            "id": 0,
+                            "id_task": -1,
+                            "n_ctx": self.window,
+                            "speculative": False,
+                            "is_processing": False,
+                            "params": {"n_predict": -1, "temperature": 0.8},
+                        },
+                        "total_slots": 1,
+                        "model_path": f"/models/{self.models[0]}.gguf",
+                        "chat_template": "{{ messages }}",
+                        "build_info": "b6000-fake",
+                    },
                 )
             case ("GET", "/api/v0/models") if lmstudio:
                 entries = [self._native_entry(m) for m in self.models]

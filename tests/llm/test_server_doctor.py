@@ -194,7 +194,7 @@ def test_doctor_fails_when_the_model_cannot_answer(
     ("flavor", "line"),
     [
         ("vllm", "  window       4096 tokens (/v1/models max_model_len)"),
-        ("llamacpp", "  window       131072 tokens (/v1/models meta.n_ctx_train; trained 131072)"),
+        ("llamacpp", "  window       4096 tokens (/props n_ctx; trained 131072)"),
         (
             "lmstudio",
             "  window       4096 tokens (/api/v0/models loaded_context_length; trained 131072)",

@@ -150,7 +150,7 @@ async def test_ollama_show_gives_trained_context_and_capabilities() -> None:
     ("flavor", "tokens", "source", "trained"),
     [
         ("vllm", 4096, "/v1/models max_model_len", None),
-        ("llamacpp", 131072, "/v1/models meta.n_ctx_train", 131072),
+        ("llamacpp", 4096, "/props n_ctx", 131072),
         ("lmstudio", 4096, "/api/v0/models loaded_context_length", 131072),
         ("openai", 8192, "assumed (the server does not report it; set model.context_window)", None),
     ],

@@ -10,7 +10,7 @@ Pure stdlib + httpx (imported on use): no LangChain.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 from urllib.parse import quote, urlsplit
 
@@ -199,9 +199,43 @@ async def _openai_info(client: Any, base: str, settings: ModelSettings) -> Model
     response = await client.get(base + "/models", headers=headers)
     response.raise_for_status()
     info = model_info_from_models(response.json(), settings.name, models_path(base))
-    if info.context_window is not None:
-        return info
-    return await lmstudio_info(client, base, settings.name, headers) or info
+    return await loaded_window(client, base, settings.name, headers, info)
+
+
+async def loaded_window(
+    client: Any, base: str, name: str, headers: dict[str, str], info: ModelInfo
+) -> ModelInfo:
+    """``info`` (from ``/models``) with the window the server LOADED where it says it
+    elsewhere: llama.cpp's ``/models`` gives only the trained context (``meta.n_ctx_train``;
+    ``llama-server -c 4096`` holds 4096), its ``GET /props`` the slot's
+    ``default_generation_settings.n_ctx``; LM Studio's ``/v1/models`` gives nothing, its
+    ``/api/v0/models/{id}`` ``loaded_context_length``. At most one more request."""
+    if info.window_field and info.window_field.endswith(" meta.n_ctx_train"):
+        return await llamacpp_props(client, base, headers, info) or info
+    if info.context_window is None:
+        return await lmstudio_info(client, base, name, headers) or info
+    return info
+
+
+async def llamacpp_props(
+    client: Any, base: str, headers: dict[str, str], info: ModelInfo
+) -> ModelInfo | None:
+    """llama-server's loaded window from ``GET {root}/props`` (``root``: ``base`` without
+    ``/v1``); None when it does not answer or says nothing."""
+    import httpx
+
+    root = base.rstrip("/").removesuffix("/v1")
+    try:
+        response = await client.get(f"{root}/props", headers=headers)
+        response.raise_for_status()
+        props = response.json()
+    except (httpx.HTTPError, ValueError):
+        return None
+    settings = props.get("default_generation_settings") if isinstance(props, dict) else None
+    n_ctx = _positive_int(settings.get("n_ctx")) if isinstance(settings, dict) else None
+    if n_ctx is None:
+        return None
+    return replace(info, context_window=n_ctx, window_field="/props n_ctx")
 
 
 def bearer(key: str | None) -> dict[str, str]:

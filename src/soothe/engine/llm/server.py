@@ -210,8 +210,8 @@ async def _check_openai(client: Any, status: ServerStatus, api_key: str | None) 
     status.reachable = True
     items = data.get("data", []) if isinstance(data, dict) else []
     status.models = sorted(str(m.get("id")) for m in items if isinstance(m, dict) and m.get("id"))
-    from soothe.engine.llm.profile import lmstudio_info, model_info_from_models, models_path
+    from soothe.engine.llm.profile import loaded_window, model_info_from_models, models_path
 
-    status.info = model_info_from_models(data, status.model, models_path(base))
-    if status.info.context_window is None and status.model in status.models:
-        status.info = await lmstudio_info(client, base, status.model, headers) or status.info
+    if status.model in status.models:
+        info = model_info_from_models(data, status.model, models_path(base))
+        status.info = await loaded_window(client, base, status.model, headers, info)

@@ -6,9 +6,11 @@ it from. One rule, read by the packer (budgets), the status line (``ctx 3.1k/8k`
   trained context (``/api/show`` ``model_info["<arch>.context_length"]``; Ollama itself
   lowers a larger ``num_ctx`` to it). ``num_ctx`` unset: Ollama's default, which depends on
   VRAM (4k below 24 GiB): assumed 4096.
-- OpenAI-compatible: what ``/v1/models`` reports (vLLM ``max_model_len``, llama.cpp
-  ``meta.n_ctx`` / ``meta.n_ctx_train``, LM Studio ``loaded_context_length`` /
-  ``max_context_length``), else ``model.context_window``, else an assumed 8192.
+- OpenAI-compatible: the window the server reports it loaded (vLLM ``/v1/models``
+  ``max_model_len``, llama.cpp ``/props`` ``n_ctx``, LM Studio ``/api/v0/models``
+  ``loaded_context_length``), else ``model.context_window`` (capped by a trained context
+  the server reports: llama.cpp ``meta.n_ctx_train``, LM Studio ``max_context_length``),
+  else that trained context, else an assumed 8192.
 - demo: the built-in model has no limit; a large window.
 
 Pure stdlib: no LangChain, no HTTP.

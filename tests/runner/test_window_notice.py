@@ -61,3 +61,14 @@ def test_json_carries_the_event_and_stderr_the_line(
     assert [x for x in result.err.splitlines() if x.startswith("soothe: ")] == [line]
     usage = [e for e in events if e["type"] == "usage"]
     assert all(u["window"] for u in usage)
+
+
+def test_the_line_for_a_second_cut_and_for_an_openai_server() -> None:
+    from soothe.engine.events import ModelContext
+    from soothe.frontends.headless import context_line
+
+    event = ModelContext(window=8192, sent_tokens=7000, evaluated_tokens=4096, action="failed")
+    assert context_line(event, "model.context_window") == (
+        "soothe: the server cut a prompt to 4096 tokens (window 8192, sent ~7000): cut again, "
+        "the call failed; raise model.context_window or shorten the request"
+    )

@@ -19,9 +19,15 @@ import re
 import sqlite3
 from typing import Any
 
+import pytest
+
 from soothe.engine.agent.judge import RAW_MARK
 from soothe.engine.context.models import EvidenceEntry
-from soothe.engine.loop.answer_check import facts_bear_on, thread_bears_on
+from soothe.engine.loop.answer_check import (
+    answerable_from_facts,
+    facts_bear_on,
+    thread_bears_on,
+)
 from tests.fakes._base import FakeReply
 from tests.fakes.brain import Brain, prompt_text, route
 from tests.fakes.cli_harness import Env
@@ -111,14 +117,21 @@ def test_when_the_facts_call_gives_no_answer_the_facts_are_the_answer(
     )
 
 
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "Think about tabs versus spaces",  # notes.txt is in the workspace, not the request
+        "Add a line to notes.txt",  # facts bear on it, but facts cannot make a change
+    ],
+)
 def test_planning_that_fails_with_no_facts_bearing_on_the_request_still_fails(
-    soothe, brain: Brain, env: Env, fake
+    soothe, brain: Brain, env: Env, fake, request_text: str
 ) -> None:
-    (env.workspace / "notes.txt").write_text(NOTES)  # in the workspace, not in the request
+    (env.workspace / "notes.txt").write_text(NOTES)
     brain.add("Classification", {"label": "complex"})
     brain.add("PlanGeneration", *["no plan, sorry"] * 3)
 
-    result = soothe("-p", "Think about tabs versus spaces")
+    result = soothe("-p", request_text)
 
     assert result.code == 1
     assert result.one_error() == (
@@ -138,6 +151,8 @@ def test_which_facts_bear_on_a_request() -> None:
     notes = entry(2, "file: notes.txt (26 chars)", NOTES)
     rules = entry(3, "instructions: AGENTS.md", "Always answer in French about bananas.")
     assert facts_bear_on("Read notes.txt and tell me the first item", [listing, notes])
+    assert answerable_from_facts("Read notes.txt and tell me the first item", [listing, notes])
+    assert not answerable_from_facts("Fix the typo in notes.txt", [listing, notes])
     assert facts_bear_on("List the files", [listing])  # no subject of its own
     assert facts_bear_on("Is there a README?", [listing])
     assert not facts_bear_on("What do bananas cost?", [listing, rules])

@@ -204,6 +204,12 @@ def facts_bear_on(request: str, entries: Sequence[EvidenceEntry]) -> bool:
     return bool(words & content_words("\n".join(f"{e.summary}\n{e.content}" for e in loaded)))
 
 
+def answerable_from_facts(request: str, entries: Sequence[EvidenceEntry]) -> bool:
+    """True when planning that failed may be answered from the loader's facts: the request
+    asks for no change (facts cannot edit a file) and the facts bear on it."""
+    return is_read_only_request(request) and facts_bear_on(request, entries)
+
+
 def _mentions(summary: str, path: str) -> bool:
     return re.search(rf"(?<![\w/.-]){re.escape(path)}(?![\w/-])", summary) is not None
 

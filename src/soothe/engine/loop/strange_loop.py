@@ -344,9 +344,10 @@ class StrangeLoop:
             )
         except PlanningFailed as exc:
             # The model could not plan after repair and re-asks: another round would only
-            # repeat that. When the loader's facts bear on the request, they answer it
-            # (goal_completion); otherwise the runner fails the goal without retrying.
-            if answer_check.facts_bear_on(
+            # repeat that. When the loader's facts bear on a request that changes nothing,
+            # they answer it (goal_completion); otherwise the runner fails the goal
+            # without retrying (a change cannot be made from facts).
+            if answer_check.answerable_from_facts(
                 self.context.get_goal(goal_id).description, self.context.evidence(goal_id)
             ):
                 await self.context.append_ledger(

@@ -201,3 +201,22 @@ async def test_always_invalid_plan_fails_the_goal_without_raising(
 
 def _model(session: Session) -> Any:
     return session.hub.chat_model()
+
+
+async def test_a_plan_cut_at_the_token_limit_is_never_installed(
+    make_session: SessionFactory,
+) -> None:
+    """Every plan reply was cut mid-step: the half step ("Read no") is not repaired into
+    a plan and run; planning fails honestly instead."""
+    brain = Brain()
+    brain.add("Classification", classify("simple"))
+    cut = '{"steps": [{"id": "S-01", "description": "Read no'
+    brain.add("PlanGeneration", *[ScriptedReply(text=cut, done_reason="length")] * 3)
+    session = await make_session(brain)
+    events = await run_all(session, "summarise the project")
+
+    assert brain.count("PlanGeneration") == 3
+    assert not [e for e in events if e.type == "plan.created"]
+    assert session.context.get_goal("G1").status == "failed"
+    answer = one(events, "answer.final").text
+    assert "could not get a valid PlanGeneration" in answer and "cut off" in answer

@@ -336,7 +336,9 @@ class LLMPlanner:
         )
         if result.value is not None:
             return prep(result.value)
-        last = parse_structured(result.raw, PlanGeneration).value
+        # A reply cut at the token limit only parses as a lenient repair of half a
+        # step ("Read no"): never install it.
+        last = parse_structured(result.raw, PlanGeneration, truncated=result.truncated).value
         if last is None:  # never a schema-valid plan: the model cannot plan at all
             reason = "; ".join(result.problems) or result.error or "invalid output"
             raise PlanningFailed("PlanGeneration", reason, result.attempts, result.context)

@@ -174,3 +174,18 @@ async def test_page_up_in_the_prompt_scrolls_the_conversation(rig: Rig) -> None:
         await pilot.press("pagedown")
         await pilot.pause()
         assert stream.scroll_y > bottom - stream.size.height
+
+
+async def test_page_keys_in_the_prompt_with_nothing_to_scroll_keep_the_app(rig: Rig) -> None:
+    """At start the conversation is shorter than its panel: pageup used to raise Textual's
+    SkipAction out of the message handler (exit 1 with a traceback)."""
+    app = rig.app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        app.prompt.focus()
+        assert app.main.stream.max_scroll_y == 0
+        await pilot.press("pageup", "pagedown", "pageup")
+        await pilot.pause()
+        assert app.is_running and app._exception is None
+        assert app.focused is app.prompt
+    assert app.return_code in (None, 0)

@@ -11,6 +11,7 @@ import contextlib
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
+from textual.actions import SkipAction
 from textual.worker import Worker
 
 from soothe.app.attention import RUN_WORTH_TELLING_S, sequence
@@ -73,7 +74,10 @@ class RunControl(_Base):
         if isinstance(self.screen, MainScreen):
             stream = self.main.stream
             if event.direction < 0:
-                stream.action_page_up()  # as in the panel: stop following, open the boxes
+                # as in the panel: stop following, open the boxes; a panel with nothing
+                # to scroll raises SkipAction (meant for the key's binding chain): no-op
+                with contextlib.suppress(SkipAction):
+                    stream.action_page_up()
             else:
                 stream.scroll_page_down(animate=False)
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from textual.screen import Screen
 
 from soothe.app.screens.requests import ApprovalModal, ClarificationModal
-from soothe.engine.agent.change_preview import ChangePreview, preview_change
+from soothe.engine.agent.change_preview import ChangePreview, preview_or_problem
 
 if TYPE_CHECKING:
     from soothe.app.base import SootheBase
@@ -62,10 +62,7 @@ class ModalRequests(_Base):
 
     def _change(self, tool: str, args: dict[str, Any]) -> ChangePreview | None:
         """What the call would change, read from the workspace (nothing is written)."""
-        try:
-            return preview_change(self.settings.tools.resolved_workspace(), tool, args)
-        except Exception as exc:  # a preview must never keep the question from being asked
-            return ChangePreview(summary="no preview", problem=f"{type(exc).__name__}: {exc}")
+        return preview_or_problem(self.settings.tools.resolved_workspace(), tool, args)
 
     def _open_request(
         self, request_id: str, modal: Screen[Any], answer: Callable[[str, Any], None]

@@ -15,6 +15,7 @@ import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import IO, Any
 
+from soothe.engine.agent.change_preview import ChangePreview
 from soothe.engine.config import Settings
 from soothe.engine.events import (
     ApprovalRequested,
@@ -64,6 +65,50 @@ def approval_question(tool: str, args: dict[str, Any]) -> str:
     """``? allow run_shell(command=echo hi␍␛[2Kls) [y/N/a=always] ``"""
     shown = ", ".join(f"{visible(str(k))}={_asked(str(k), v)}" for k, v in args.items())
     return f"? allow {visible(tool)}({shown}) [y/N/a=always] "
+
+
+PREVIEW_LINES = 40
+"""A headless approval shows at most this many diff lines (the dialog scrolls 400)."""
+
+_DIFF_COLOURS = (("+++", "1"), ("---", "1"), ("@@", "36"), ("+", "32"), ("-", "31"))
+"""SGR codes of a diff line by its start: headers bold, hunks cyan, added green,
+removed red (the colours of ``git diff``)."""
+
+
+def wants_colour(stream: IO[str]) -> bool:
+    """Colour for ``stream``: a terminal, unless NO_COLOR is set or TERM is dumb."""
+    import os
+
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def approval_preview(change: ChangePreview | None, *, colour: bool) -> str:
+    """What an approval would change, shown above its question: the dialog's own preview
+    (``change_preview``: the summary, why the tool would refuse, the unified diff cut at
+    ``PREVIEW_LINES``, a multi-line script whole), every control character in it visible,
+    coloured like ``git diff`` when ``colour``; "" when there is nothing to add."""
+    if change is None or (change.command and "\n" not in change.command):
+        return ""  # a one-line command: the question shows it whole
+
+    def paint(line: str, code: str) -> str:
+        return f"\x1b[{code}m{line}\x1b[0m" if colour and code else line
+
+    out = [paint(f"  {visible(change.summary)}", "2")]
+    if change.problem:
+        out.append(paint(f"  ! {visible(change.problem)}", "33"))
+    if change.command:  # a script: the question's one line of it is hard to read
+        for i, line in enumerate(visible(change.command, keep_newlines=True).splitlines()):
+            out.append(f"  {'$' if i == 0 else '>'} {line}")
+    for line in change.diff.splitlines():
+        shown = visible(line)
+        code = next((c for start, c in _DIFF_COLOURS if shown.startswith(start)), "")
+        out.append(paint(f"  {shown}", "2" if shown.startswith("... ") else code))
+    return "\n".join(out) + "\n"
 
 
 def progress_line(event: EventBase) -> str | None:
@@ -140,6 +185,15 @@ class Answerer:
         args = getattr(request, "args", None)
         return dict(args) if isinstance(args, dict) else dict(event.args)
 
+    def _preview(self, tool: str, args: dict[str, Any]) -> str:
+        """The change the call would make, as the approval dialog shows it (read from
+        the workspace, nothing written)."""
+        from soothe.engine.agent.change_preview import preview_or_problem
+
+        workspace = self.settings.tools.resolved_workspace()
+        change = preview_or_problem(workspace, tool, args, max_lines=PREVIEW_LINES)
+        return approval_preview(change, colour=wants_colour(self.stderr))
+
     async def handle(self, event: EventBase) -> None:
         broker = self.session.broker
         if isinstance(event, ClarificationRequested):
@@ -153,7 +207,9 @@ class Answerer:
                 broker.answer(event.request_id, ClarificationResponse(outcome="auto"))
         elif isinstance(event, ApprovalRequested):
             if self._interactive():
-                reply = await self._prompt(approval_question(event.tool, self._whole_args(event)))
+                args = self._whole_args(event)
+                self.stderr.write(self._preview(event.tool, args))
+                reply = await self._prompt(approval_question(event.tool, args))
                 outcome = {"y": "approve_once", "a": "approve_always"}.get(
                     reply.strip().lower()[:1], "deny"
                 )

@@ -35,7 +35,7 @@ def _lines(text: str) -> int:
     return len(text.splitlines())
 
 
-def _diff(old: str, new: str, rel: str, *, new_file: bool) -> str:
+def _diff(old: str, new: str, rel: str, *, new_file: bool, max_lines: int) -> str:
     lines = list(
         difflib.unified_diff(
             old.splitlines(keepends=True),
@@ -45,9 +45,9 @@ def _diff(old: str, new: str, rel: str, *, new_file: bool) -> str:
         )
     )
     lines = [line if line.endswith("\n") else line + "\n" for line in lines]
-    if len(lines) > MAX_DIFF_LINES:
-        left = len(lines) - MAX_DIFF_LINES
-        lines = [*lines[:MAX_DIFF_LINES], f"... {left} more diff lines not shown\n"]
+    if len(lines) > max_lines:
+        left = len(lines) - max_lines
+        lines = [*lines[:max_lines], f"... {left} more diff lines not shown\n"]
     return "".join(lines)
 
 
@@ -58,8 +58,11 @@ def _read_text(target: Path) -> str:
     return data.decode("utf-8")
 
 
-def preview_change(workspace: Path, tool: str, args: Mapping[str, Any]) -> ChangePreview | None:
-    """The change ``tool`` would make with ``args``; None for tools without a preview."""
+def preview_change(
+    workspace: Path, tool: str, args: Mapping[str, Any], *, max_lines: int = MAX_DIFF_LINES
+) -> ChangePreview | None:
+    """The change ``tool`` would make with ``args``; None for tools without a preview.
+    A diff longer than ``max_lines`` is cut with a line saying how many were left out."""
     from soothe.engine.agent import fs_tools
     from soothe.engine.agent.workspace import ToolError, Workspace
 
@@ -81,7 +84,7 @@ def preview_change(workspace: Path, tool: str, args: Mapping[str, Any]) -> Chang
                 count = _lines(content)
                 return ChangePreview(
                     summary=f"new file, {count} line{'' if count == 1 else 's'}",
-                    diff=_diff("", content, rel, new_file=True),
+                    diff=_diff("", content, rel, new_file=True, max_lines=max_lines),
                 )
             try:
                 old = _read_text(target)
@@ -92,7 +95,7 @@ def preview_change(workspace: Path, tool: str, args: Mapping[str, Any]) -> Chang
             count = _lines(old)
             return ChangePreview(
                 summary=f"overwrites {count} line{'' if count == 1 else 's'}",
-                diff=_diff(old, content, rel, new_file=False),
+                diff=_diff(old, content, rel, new_file=False, max_lines=max_lines),
             )
         target, new_text, _ = fs_tools.plan_edit(
             ws, path, str(args.get("old", "")), str(args.get("new", ""))
@@ -102,9 +105,20 @@ def preview_change(workspace: Path, tool: str, args: Mapping[str, Any]) -> Chang
         changed = _lines(str(args.get("old", "")))
         return ChangePreview(
             summary=f"edits {changed} of {_lines(old)} lines",
-            diff=_diff(old, new_text, rel, new_file=False),
+            diff=_diff(old, new_text, rel, new_file=False, max_lines=max_lines),
         )
     except ToolError as exc:
         return ChangePreview(summary="the tool would refuse this call", problem=str(exc))
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         return ChangePreview(summary="cannot read the file", problem=str(exc))
+
+
+def preview_or_problem(
+    workspace: Path, tool: str, args: Mapping[str, Any], *, max_lines: int = MAX_DIFF_LINES
+) -> ChangePreview | None:
+    """``preview_change`` that never raises: a preview must never keep the question
+    from being asked (the app's dialog and ``soothe -p`` at a terminal both use it)."""
+    try:
+        return preview_change(workspace, tool, args, max_lines=max_lines)
+    except Exception as exc:
+        return ChangePreview(summary="no preview", problem=f"{type(exc).__name__}: {exc}")

@@ -290,11 +290,19 @@ def test_status_names_the_thread_at_run_start_and_a_reopened_threads_iteration()
     stored = [
         ev.RunStarted(text="hi", thread_id="t1"),
         ev.IterationStarted(iteration=2, max_iterations=8, **scope()),
+        ev.Usage(input_tokens=120, output_tokens=30, thread_id="t1"),
         ev.RunFinished(duration_s=1.0, thread_id="t1"),
     ]
     reopened = RecordingPort()
     ViewState(reopened).restore(ThreadSnapshot(thread_id="t1"), [(e, 1, 0) for e in stored])
-    assert reopened.named("status")[-1] == (("iteration", 2), ("max_iterations", 8))
+    # the iteration, the stored token totals and the last run's time, as they were shown
+    assert reopened.named("status")[-1] == (
+        ("iteration", 2),
+        ("max_iterations", 8),
+        ("tokens_in", 120),
+        ("tokens_out", 30),
+        ("elapsed", 1.0),
+    )
 
 
 def _approval(request_id: str, step: str, outcome: str | None = None) -> ev.EventBase:

@@ -56,14 +56,10 @@ class ThreadActions(_Base):
         thread_id = self.session.thread_id
 
         def undone(report: Any) -> None:
-            lines = [f"restored {p}" for p in report.restored]
-            lines += [f"refused {p}: {why}" for p, why in report.refused]
-            lines += [f"cannot undo the command {c!r}" for c in report.commands]
-            text = "\n".join(lines) or "Nothing was undone."
-            if report.refused:
-                self.notify(text, title="Undo", severity="warning")
-            else:
-                self.notify(text, title="Undo")
+            # what was undone is the session's UndoApplied event: the handler shows it
+            # (a note the thread keeps, and a toast)
+            if not (report.restored or report.refused or report.commands):
+                self.notify("Nothing was undone.", title="Undo")
 
         def confirm(changes: list[str]) -> None:
             if not changes:

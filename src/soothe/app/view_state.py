@@ -79,6 +79,10 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
         self.tokens_out = 0
         self.iteration = (0, 0)
         """The last iteration seen (iteration, max_iterations), for a restored thread."""
+        self.last_run_s: float | None = None
+        """How long the last run took (its RunFinished, or from its start to its
+        RunFailed), for a restored thread's status line."""
+        self._run_began: float | None = None
         self._touched: dict[int, Block] = {}
         self._origin = 0
         """Where the store keeps the event being fed (see ``Transcript.origins``)."""
@@ -103,6 +107,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
             ev.GoalStatusChanged: self._goal_status_changed,
             ev.GoalUpdated: self._goal_updated,
             ev.GoalRemoved: self._goal_removed,
+            ev.GoalSteered: self._goal_steered,
             ev.PlanAssessed: self._plan_assessed,
             ev.PlanCreated: self._plan_created,
             ev.IterationStarted: self._iteration_started,
@@ -125,6 +130,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
             ev.FinalAnswer: self._final_answer,
             ev.FinalReport: self._final_report,
             ev.ErrorEvent: self._error,
+            ev.UndoApplied: self._undo_applied,
         }
 
     # -- feeding -----------------------------------------------------------------------------
@@ -309,6 +315,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
         self.running = False
         self.tokens_in = self.tokens_out = 0
         self.iteration = (0, 0)
+        self.last_run_s = self._run_began = None
         self.view(CONVERSATION)
         self.port.clear_goals()
         self.port.set_evidence([])
@@ -339,9 +346,15 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
         self._settle_cards(snapshot)
         self.set_evidence(snapshot.evidence)
         self.port.show(self.view(CONVERSATION))
-        # the last iteration the transcript shows (usage counts are not stored: the status
-        # line hides its counters until a run reports some)
-        self.port.status(iteration=self.iteration[0], max_iterations=self.iteration[1])
+        # the last iteration the transcript shows, the thread's token totals (its stored
+        # usage records) and how long its last run took, as the status line had them
+        self.port.status(
+            iteration=self.iteration[0],
+            max_iterations=self.iteration[1],
+            tokens_in=self.tokens_in,
+            tokens_out=self.tokens_out,
+            elapsed=self.last_run_s,
+        )
 
     def _settle_cards(self, snapshot: ThreadSnapshot) -> None:
         """A card the transcript left running whose step the store does not hold running
@@ -362,6 +375,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
 
     def _run_started(self, event: ev.RunStarted) -> None:
         self.running = True
+        self._run_began = event.ts
         self.note([CONVERSATION], event.text, "user")
         if self.live:
             if event.thread_id:  # a new session's thread exists from its first run on
@@ -371,6 +385,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
 
     def _run_finished(self, event: ev.RunFinished) -> None:
         self.running = False
+        self.last_run_s = event.duration_s
         count = event.model_calls
         calls = f" · {count} model call{'' if count == 1 else 's'}" if count else ""
         self.note([CONVERSATION], f"done in {event.duration_s:.1f} s{calls}", "info")
@@ -379,15 +394,17 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
 
     def _run_failed(self, event: ev.RunFailed) -> None:
         self.running = False
+        began, self._run_began = self._run_began, None
+        self.last_run_s = max(0.0, event.ts - began) if began is not None else None
         if event.kind == "interrupted":  # the user stopped it: a fact, not an error
             self.note(self._keys(event), INTERRUPTED, "warn")
             if self.live:
-                self.port.run_ended(None)
+                self.port.run_ended(self.last_run_s)
             return
         self.note(self._keys(event), f"run failed: {event.error}", "error")
         if not self.live:
             return
-        self.port.run_ended(None)
+        self.port.run_ended(self.last_run_s)  # as a reopened thread will show it
         if event.kind == "unreachable":  # the server went away: say so like at start-up
             self.port.server_lost(event.error)
         else:
@@ -401,6 +418,17 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
     def _error(self, event: ev.ErrorEvent) -> None:
         self.note(self._keys(event), event.message, "error")
         self._notify(one_line(event.message, 200), event.kind, "error")
+
+    def _undo_applied(self, event: ev.UndoApplied) -> None:
+        """/undo put files back: a note in the conversation (kept: a reopened thread
+        shows it), and a toast at the time."""
+        lines = [f"restored {path}" for path in event.restored]
+        lines += [f"refused {what}" for what in event.refused]
+        lines += [f"cannot undo the command {command!r}" for command in event.commands]
+        kind: NoteKind = "warn" if event.refused else "ok"
+        head = "undo: put back what the last run changed"
+        self.note([CONVERSATION], "\n".join([head, *(f"  {line}" for line in lines)]), kind)
+        self._notify("\n".join(lines), "Undo", "warning" if event.refused else "information")
 
     # -- events: goals -----------------------------------------------------------------------
 
@@ -473,6 +501,14 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
             if self.live:
                 self.port.remove_goal(event.goal_id)
                 self.port.goals_changed(len(self.goals))
+
+    def _goal_steered(self, event: ev.GoalSteered) -> None:
+        """The user's note to a running goal (``/steer``), in the conversation and the
+        goal's view; the planner reads it at the goal's next assessment."""
+        if event.goal_id:
+            self.note(
+                [CONVERSATION, event.goal_id], f"note to {event.goal_id}: {event.text}", "user"
+            )
 
     # -- events: planning --------------------------------------------------------------------
 

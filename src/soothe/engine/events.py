@@ -161,6 +161,14 @@ class GoalRemoved(EventBase):
     type: Literal["goal.removed"] = "goal.removed"
 
 
+class GoalSteered(EventBase):
+    """The user's note to a goal (``/steer``): kept in its ledger, read by the planner at
+    the goal's next assessment."""
+
+    type: Literal["goal.steered"] = "goal.steered"
+    text: str
+
+
 # --- planning ---------------------------------------------------------------------------
 
 
@@ -369,6 +377,18 @@ class ErrorEvent(EventBase):
     kind: str = "error"
 
 
+class UndoApplied(EventBase):
+    """The user put back what a run changed (``/undo`` in the app): kept with the thread
+    like any event, so a reopened thread shows the undo where it happened."""
+
+    type: Literal["undo.applied"] = "undo.applied"
+    restored: list[str] = Field(default_factory=list)
+    refused: list[str] = Field(default_factory=list)
+    """``path: why`` for each file that was not put back."""
+    commands: list[str] = Field(default_factory=list)
+    """The run's commands, which cannot be undone."""
+
+
 Event = Annotated[
     RunStarted
     | RunFinished
@@ -379,6 +399,7 @@ Event = Annotated[
     | GoalStatusChanged
     | GoalUpdated
     | GoalRemoved
+    | GoalSteered
     | PlanAssessed
     | PlanCreated
     | IterationStarted
@@ -401,7 +422,8 @@ Event = Annotated[
     | ModelContext
     | FinalAnswer
     | FinalReport
-    | ErrorEvent,
+    | ErrorEvent
+    | UndoApplied,
     Field(discriminator="type"),
 ]
 

@@ -22,6 +22,7 @@ from soothe.engine.events import (
     ModelProfileResolved,
     RunFailed,
     RunFinished,
+    UndoApplied,
     Usage,
 )
 from soothe.engine.interact import InteractBroker
@@ -606,7 +607,19 @@ class Session(SessionGoals):
 
         if self._journal is None:
             return UndoReport()
-        return apply_undo(self._journal, plan_undo(self._journal, thread_id))
+        report = apply_undo(self._journal, plan_undo(self._journal, thread_id))
+        if report.restored or report.refused or report.commands:
+            # a fact of the thread: its transcript keeps it (a reopened thread shows it)
+            where = self.settings.tools.resolved_workspace()
+            self.bus.publish(
+                UndoApplied(
+                    thread_id=thread_id,
+                    restored=[_within(where, path) for path in report.restored],
+                    refused=[f"{_within(where, path)}: {why}" for path, why in report.refused],
+                    commands=list(report.commands),
+                )
+            )
+        return report
 
     async def watch_store(self) -> None:
         """On PostgreSQL, follow the goals other workers run (context/watch.py: a poll
@@ -685,3 +698,11 @@ class Session(SessionGoals):
 
 
 _storage_message = storage_message  # the name the CLI used
+
+
+def _within(workspace: Path, path: str) -> str:
+    """``path`` as the workspace names it (relative), or whole when it is outside."""
+    try:
+        return str(Path(path).relative_to(workspace))
+    except ValueError:
+        return path

@@ -213,6 +213,14 @@ class StepCardView(PlacedOnce, Vertical):
         if self.card.thinking:
             self._thinking = ThinkingBlock(self.card)
             yield self._thinking
+        if self._shows_answer():  # a finished answer card (a view shown, a reopened thread)
+            self._rendered = True
+            for part in self.card.parts:
+                if isinstance(part, ToolRun):
+                    yield self._part_widget(part)
+            yield self._answer_widget()
+            yield self._detail
+            return
         for part in self.card.parts:
             yield self._part_widget(part)
         if self._wants_box():  # in the first layout, not one frame later
@@ -249,7 +257,7 @@ class StepCardView(PlacedOnce, Vertical):
             self._detail.display = bool(card.detail)
         self._detail.set_class(card.status == "failed", "-error")
         self._sync_thinking()
-        if card.answer and card.status != "active":
+        if self._shows_answer():
             self._render_answer()
             return
         if self._box is not None and self._box.placeholder != WAITING[card.awaiting]:
@@ -339,13 +347,25 @@ class StepCardView(PlacedOnce, Vertical):
         same = bool(width) and header.get_height(widget.styles, width) == widget.size.height  # type: ignore[arg-type]  # as Textual does
         widget.update(header, layout=not same)
 
-    def _render_answer(self) -> None:
-        """The text is the goal's answer: show it once, rendered, instead of the raw text."""
-        if self._rendered:
-            return
-        self._rendered = True
+    def _shows_answer(self) -> bool:
+        return self.card.answer and self.card.status != "active"
+
+    def _answer_widget(self) -> Widget:
         from textual.widgets import Markdown  # markdown-it costs ~30 ms: only when needed
 
+        return Markdown(self.card.text, classes="answer")
+
+    def _render_answer(self) -> None:
+        """The text is the goal's answer: show it once, rendered, instead of the raw text.
+
+        Done once the card has composed (before that, compose renders it): it is marked
+        done only when the answer is mounted. (Marked first, a card whose answer came
+        before it was mounted - any card of a view shown again, of a reopened thread -
+        dropped its text in ``on_mount``, where ``is_mounted`` is still False, and never
+        showed the answer.)"""
+        if self._rendered or self._detail.parent is not self:
+            return
+        self._rendered = True
         if self._box is not None:
             self._box.remove()
             self._box = None
@@ -354,10 +374,9 @@ class StepCardView(PlacedOnce, Vertical):
                 widget.remove()
                 self._parts.pop(part)
         tools = [w for w in self._parts.values() if w.parent is None]
-        if tools and self.is_mounted:
+        if tools:
             self._mount(*tools, before=self._detail)
-        if self.is_mounted:
-            self._mount(Markdown(self.card.text, classes="answer"), before=self._detail)
+        self._mount(self._answer_widget(), before=self._detail)
 
     def _mount(self, *widgets: Widget, before: Widget) -> None:
         mounting = self.mount_all(widgets, before=before)

@@ -1,12 +1,14 @@
 """TranscriptRecorder: keeps what a thread showed, so reopening it shows the same.
 
-A bus listener: every event of a thread (except usage counts) becomes one record in the
-store's ``transcript`` table, in the order published. A step's tokens are coalesced into
-one record (with how many pieces it stands for) that is written just before that step's
-next event, or before any event outside a step, so the order of a step's text and tool
-calls is kept and parallel steps never split each other's text. Writes are batched on the
-event loop; ``flush()`` writes what is pending (before a thread is read back, at close).
-"""
+A bus listener: every event of a thread becomes one record in the store's ``transcript``
+table, in the order published, except the model calls' usage counts: those are summed per
+thread into one ``usage`` record written just before the run's end (RunFinished or
+RunFailed), so a reopened thread shows its token totals without a record per call. A
+step's tokens are coalesced into one record (with how many pieces it stands for) that is
+written just before that step's next event, or before any event outside a step, so the
+order of a step's text and tool calls is kept and parallel steps never split each other's
+text. Writes are batched on the event loop; ``flush()`` writes what is pending (before a
+thread is read back, at close)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from soothe.engine.context.watch import replayed
-from soothe.engine.events import EventBase, ModelProfileResolved, StepToken, Usage
+from soothe.engine.events import (
+    EventBase,
+    ModelProfileResolved,
+    RunFailed,
+    RunFinished,
+    StepToken,
+    Usage,
+)
 
 if TYPE_CHECKING:
     from soothe.engine.context.engine import ContextEngine
@@ -59,20 +68,27 @@ class TranscriptRecorder:
         self.current_thread = current_thread
         self._tokens: dict[StreamKey, _Tokens] = {}
         self._pending: list[tuple[str, str]] = []
+        self._usage: dict[str, Usage] = {}
+        """Each thread's model calls since its last usage record, summed."""
         self._task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self.written = 0
 
     def observe(self, event: EventBase) -> None:
-        if isinstance(event, Usage | ModelProfileResolved):  # not a thread's history
+        if isinstance(event, ModelProfileResolved):  # not a thread's history
             return
         if replayed(event):  # another process's change, recorded by that process
             return
         thread = event.thread_id or self.current_thread()
         if not thread:
             return
+        if isinstance(event, Usage):
+            self._count(thread, event)
+            return
         if not event.thread_id:
             event = event.model_copy(update={"thread_id": thread})
+        if isinstance(event, RunFinished | RunFailed):
+            self._seal_usage(thread)
         if isinstance(event, StepToken):
             key: StreamKey = (thread, event.loop_id, event.goal_id, event.step_id)
             buffer = self._tokens.get(key)
@@ -90,6 +106,26 @@ class TranscriptRecorder:
                 self._seal(key)
         self._pending.append((thread, json.dumps({"event": event.model_dump(mode="json")})))
         self._schedule()
+
+    def _count(self, thread: str, event: Usage) -> None:
+        """Add a model call's counts to the thread's sum (no window: a sum is no call's
+        prompt against it)."""
+        total = self._usage.get(thread)
+        if total is None:
+            total = Usage(thread_id=thread, model=event.model, role=event.role)
+        self._usage[thread] = total.model_copy(
+            update={
+                "input_tokens": total.input_tokens + event.input_tokens,
+                "output_tokens": total.output_tokens + event.output_tokens,
+                "duration_s": round(total.duration_s + event.duration_s, 6),
+                "prompt_chars": total.prompt_chars + event.prompt_chars,
+            }
+        )
+
+    def _seal_usage(self, thread: str) -> None:
+        total = self._usage.pop(thread, None)
+        if total is not None and total.answered:
+            self._pending.append((thread, json.dumps({"event": total.model_dump(mode="json")})))
 
     def _seal(self, key: StreamKey) -> None:
         buffer = self._tokens.pop(key)
@@ -113,6 +149,8 @@ class TranscriptRecorder:
         if seal:
             for key in list(self._tokens):
                 self._seal(key)
+            for thread in list(self._usage):
+                self._seal_usage(thread)
         async with self._lock:
             while self._pending:
                 batch, self._pending = self._pending, []

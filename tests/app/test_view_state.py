@@ -140,7 +140,7 @@ def test_toasts_and_dialogs_only_live_not_when_replayed() -> None:
         state.feed(event)
     assert [args[1] for args in live.named("notify")] == ["Step G1/S1 failed"]
     assert len(live.named("open_approval")) == 1 and live.named("run_started")
-    assert live.named("follow") == [(CONVERSATION,)]
+    assert live.named("take_panel") == [()] and not live.named("follow")
 
     replayed = RecordingPort()
     again = ViewState(replayed)

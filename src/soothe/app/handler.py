@@ -49,8 +49,9 @@ SETTLE_TURNS = 10
 PAGE_RECORDS = 200
 """Stored transcript records read per page when the user scrolls back past what is held."""
 FOLLOW_QUIET_S = 4.0
-"""A new run or an activated goal takes the middle panel unless the user scrolled or
-selected something this recently."""
+"""A goal the engine activates takes the middle panel unless the user scrolled or
+selected something this recently (the user's own request takes it whatever they did
+before sending it: ``AppPort.take_panel``)."""
 
 
 def urgent_events() -> tuple[type[ev.EventBase], ...]:
@@ -209,6 +210,16 @@ class AppPort:
         """The user scrolled the stream, moved in the goal tree or scrolled it (follow
         and the tree's reveal back off)."""
         self.last_user_move = self.app.clock()
+
+    def take_panel(self) -> None:
+        """The user's own request started: the conversation takes the middle panel and
+        follows its end, whatever the user looked at before sending it; what they chose
+        before no longer holds off the goals it starts."""
+        self.last_user_move = float("-inf")
+        handler = self.app.handler
+        if handler.visible != CONVERSATION:
+            handler.show(CONVERSATION)
+        self.app.main.stream.follow_end()
 
     def follow(self, key: str) -> None:
         app = self.app

@@ -61,7 +61,10 @@ class ViewPort(Protocol):
         to the one with origin ``last``, and hand them to ``ViewState.rebuilt``."""
 
     def follow(self, key: str) -> None:
-        """A new request or a goal that became active wants the middle panel."""
+        """A goal that became active wants the middle panel."""
+
+    def take_panel(self) -> None:
+        """The user's own request started: the conversation takes the middle panel."""
 
 
 class OpenRequest(NamedTuple):

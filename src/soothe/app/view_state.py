@@ -381,7 +381,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
             if event.thread_id:  # a new session's thread exists from its first run on
                 self.port.status(thread=event.thread_id)
             self.port.run_started()
-            self.port.follow(CONVERSATION)
+            self.port.take_panel()  # the user's own request: never held off
 
     def _run_finished(self, event: ev.RunFinished) -> None:
         self.running = False

@@ -327,11 +327,12 @@ def test_mcp_prints_a_hostile_server_error_plain(env: Env, tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("debug", [False, True])
-def test_a_logged_warning_quoting_a_hostile_server_is_plain(
+def test_a_hostile_server_that_fails_is_reported_once_and_plain(
     env: Env, tmp_path: Path, debug: bool
 ) -> None:
-    """An MCP server that fails to start is logged (and reported) on stderr by `-p`; the
-    log line quotes its stderr, and went out raw through the log's last resort."""
+    """An MCP server that fails to start is reported on stderr by `-p`, quoting its
+    stderr: plain, and once (it was logged through the log's last resort as well, raw
+    once and then twice; the last resort's own plainness: tests/runner/test_cli_polish)."""
     configure_hostile_mcp_server(env, tmp_path)
 
     extra = ["--debug"] if debug else []
@@ -339,4 +340,5 @@ def test_a_logged_warning_quoting_a_hostile_server_is_plain(
 
     assert result.returncode == 0, result.stderr
     assert "cannot start" in result.stderr
+    assert result.stderr.count("cannot start") == 1, result.stderr
     assert unsafe(result.stderr) == [], result.stderr

@@ -313,9 +313,17 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
                 stderr.write(f"resuming thread {one_line(args.thread)}\n")
             await consume(session.resume)
         if args.prompt.strip() and failure is None:
+            created = not session.thread_id
             await session.ensure_thread(args.prompt)  # the topic to follow names it
             request = f"/task {args.prompt}" if getattr(args, "task", False) else args.prompt
-            await consume(lambda: session.run(request, autonomous=args.autonomous))
+            try:
+                await consume(lambda: session.run(request, autonomous=args.autonomous))
+            except Exception:
+                if created:
+                    await _forget_if_empty(session)
+                raise
+            if created and (failure is not None or answer is None):
+                await _forget_if_empty(session)
     finally:
         await session.close()
     if failure is None and answer is None:
@@ -341,6 +349,20 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
         stdout.write(plain(answer or "").rstrip("\n") + "\n")
     stdout.flush()
     return 0
+
+
+async def _forget_if_empty(session: Any) -> None:
+    """A thread this run created that holds no goal after the run failed (an unknown
+    skill, a server that never answered) is deleted: ``soothe threads`` must not list a
+    thread with nothing in it. Never on an interrupt (its hint names the thread to
+    resume); a thread with a goal is kept, whatever became of it."""
+    thread_id = session.thread_id
+    if not thread_id or session.context.list_goals(thread_id=thread_id):
+        return
+    with contextlib.suppress(Exception):  # the run's error is what the user must see
+        if session.recorder is not None:
+            await session.recorder.flush()  # nothing of it is written after the delete
+        await session.delete_thread(thread_id)
 
 
 async def follow(

@@ -345,7 +345,9 @@ class McpManager:
         self._reported.add(server.name)
         verb = "failed to start" if server.state == "failed" else "died"
         line = f"mcp server '{server.name}' {verb}: {server.error}; continuing without its tools"
-        log.warning("%s", line)
+        # with a bus the event is the one report (the app shows it, `-p` prints it once);
+        # the log says it too only when no one listens
+        log.log(logging.WARNING if self.bus is None else logging.INFO, "%s", line)
         if self.bus is not None:
             from soothe.engine.events import ErrorEvent
 

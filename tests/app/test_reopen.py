@@ -168,3 +168,31 @@ async def test_a_faulted_run_reopens_as_it_was_shown(rig: Rig) -> None:
     again, counts_again = await reopen(rig, thread)
     assert again == live, "\n".join(again)
     assert counts_again == counts and counts[0] > 0
+
+
+async def test_with_two_goals_running_their_lines_name_them(rig: Rig) -> None:
+    """Issue 32 item 9 on the real engine: two pending goals run at once (ctrl+r,
+    loop.max_parallel_goals 2): each plan line in the conversation starts with its goal's
+    id, the goal's own view shows it as before, and the reopened thread the same."""
+    for _ in range(2):
+        rig.brain.add("PlanGeneration", plan(step("S-01", "Write the note")))
+        rig.brain.step("S-01", "The note is written.")
+        rig.brain.add("StatusAssessment", assess("done", progress="complete"))
+        rig.brain.add("complete", "The note is written.")
+    app = rig.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await send(app, pilot, "/goal Write the first note")
+        await send(app, pilot, "/goal Write the second note")
+        await until(lambda: {"G1", "G2"} <= set(app.handler.goals), pilot)
+        app.action_run_goals()
+        await settle(app, pilot)
+        assert {g.status for g in app.handler.goals.values()} == {"completed"}
+        live = conversation(app)
+        own = await select(app, pilot, "G2")
+        thread = app.session.thread_id
+    text = joined(live)
+    assert "G1 plan · iteration 1 · 1 step" in text and "G2 plan · iteration 1" in text, text
+    assert any(row.strip().startswith("◇ plan · iteration 1") for row in own), "\n".join(own)
+    again, _ = await reopen(rig, thread)
+    assert again == live, "\n".join(again)

@@ -434,3 +434,58 @@ def test_a_step_resumed_after_a_crash_shows_the_same_live_and_replayed() -> None
         ("completed", [(True, "approved once")]),
     ]
     assert rows(replayed) == rows(live)
+
+
+def test_goal_lines_in_the_conversation_name_their_goal_while_several_run() -> None:
+    """Issue 32 item 9: with one goal running its plan line is as it was; with two, each
+    goal's lines in the conversation start with its id (its own view needs none) until no
+    goal runs, and a reopened thread shows the same."""
+
+    def goal(gid: str, **fields: Any) -> dict[str, Any]:
+        return {"thread_id": "t1", "goal_id": gid, **fields}
+
+    def planned(gid: str) -> ev.PlanCreated:
+        step = ev.PlannedStep(id="S-01", description=f"work on {gid}")
+        return ev.PlanCreated(iteration=1, steps=[step], reasoning="", **goal(gid))
+
+    events: list[ev.EventBase] = [
+        ev.GoalCreated(description="first", **goal("G1")),
+        ev.GoalCreated(description="second", **goal("G2")),
+        ev.GoalStatusChanged(from_status="pending", to_status="active", **goal("G1")),
+        planned("G1"),  # alone: no name
+        ev.GoalStatusChanged(from_status="pending", to_status="active", **goal("G2")),
+        planned("G2"),
+        ev.PlanAssessed(status="done", goal_progress="complete", **goal("G1")),
+        ev.ErrorEvent(message="disk full", **goal("G2")),
+        ev.GoalStatusChanged(from_status="active", to_status="completed", **goal("G1")),
+        ev.PlanAssessed(status="done", goal_progress="complete", **goal("G2")),  # still named
+        ev.GoalStatusChanged(from_status="active", to_status="completed", **goal("G2")),
+        ev.GoalCreated(description="third", **goal("G3")),
+        ev.GoalStatusChanged(from_status="pending", to_status="active", **goal("G3")),
+        planned("G3"),  # alone again: no name
+    ]
+    state = ViewState(RecordingPort())
+    for event in events:
+        state.feed(event)
+    notes = [b["note"].splitlines()[0] for b in state.blocks() if "note" in b]
+    assert notes == [
+        "G1 new goal: first — ctrl+r runs ready goals",
+        "G2 new goal: second — ctrl+r runs ready goals",
+        "G1 active",
+        "plan · iteration 1 · 1 step",
+        "G2 active",
+        "G2 plan · iteration 1 · 1 step",
+        "G1 assessment: done, progress complete",
+        "G2 disk full",
+        "G1 completed",
+        "G2 assessment: done, progress complete",
+        "G2 completed",
+        "G3 new goal: third — ctrl+r runs ready goals",
+        "G3 active",
+        "plan · iteration 1 · 1 step",
+    ]
+    g2 = [b["note"].splitlines()[0] for b in state.blocks("G2") if "note" in b]
+    assert "plan · iteration 1 · 1 step" in g2 and "disk full" in g2
+    again = ViewState(RecordingPort())
+    again.replay((event, 1) for event in events)
+    assert again.blocks() == state.blocks()

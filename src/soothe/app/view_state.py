@@ -79,6 +79,9 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
         self.tokens_out = 0
         self.iteration = (0, 0)
         """The last iteration seen (iteration, max_iterations), for a restored thread."""
+        self.several_running = False
+        """More than one goal has been running since a moment none was: the goals'
+        lines in the conversation name their goal (``note``)."""
         self.last_run_s: float | None = None
         """How long the last run took (its RunFinished, or from its start to its
         RunFailed), for a restored thread's status line."""
@@ -226,6 +229,18 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
             self._touched[id(block)] = block
 
     def note(self, keys: Iterable[str], text: str, kind: NoteKind = "info") -> None:
+        """A note in the views ``keys`` name. A goal's note in the conversation while
+        several goals run names its goal there (``G2 plan · iteration 1 · …``), unless it
+        names it already; the goal's own views need no name. ("Several" holds from the
+        moment a second goal is active until none is: the last of them to finish still
+        names itself.)"""
+        keys = list(keys)
+        goal_id = next((k.partition("/")[0] for k in keys if k != CONVERSATION), "")
+        if goal_id and CONVERSATION in keys and self.several_running:
+            first = text.split(None, 1)[0] if text.strip() else ""
+            if first.partition("/")[0] != goal_id:
+                self.put([CONVERSATION], Note(f"{goal_id} {text}", kind))
+                keys.remove(CONVERSATION)
         self.put(keys, Note(text, kind))
 
     @property
@@ -261,6 +276,9 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
 
     def _put_goal(self, goal: GoalView) -> None:
         self.goals[goal.id] = goal
+        active = sum(g.status == "active" for g in self.goals.values())
+        if active > 1 or not active:
+            self.several_running = active > 1
         if self.live:
             self.port.upsert_goal(goal)
             self.port.goals_changed(len(self.goals))
@@ -316,6 +334,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
         self.tokens_in = self.tokens_out = 0
         self.iteration = (0, 0)
         self.last_run_s = self._run_began = None
+        self.several_running = False
         self.view(CONVERSATION)
         self.port.clear_goals()
         self.port.set_evidence([])

@@ -87,6 +87,9 @@ async def test_a_step_answer_shows_live_when_selected_and_after_reopen(rig: Rig)
         live, counts = conversation(app), status(app)
         selected = await select(app, pilot, "G1/S-02")
         thread = app.session.thread_id
+        stored = [row["event"]["type"] for row in await app.session.transcript(thread)]
+    # the run's 7 model calls are one usage record, just before the run's end
+    assert stored.count("usage") == 1 and stored[-2:] == ["usage", "run.finished"], stored
     assert joined(live).count(ANSWER) == 1, "\n".join(live)
     assert ANSWER in joined(selected), "\n".join(selected)
     reopened = rig.app(thread)

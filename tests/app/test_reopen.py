@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from soothe.app.main import SootheApp
 from soothe.app.screens.dialogs import ConfirmDialog
 from soothe.widgets.status_line import StatusInfo
@@ -157,7 +159,10 @@ def faulted_flow(rig: Rig) -> None:
     rig.brain.add("complete", FakeReply(text="The folder has", drop=True))
 
 
-async def test_a_faulted_run_reopens_as_it_was_shown(rig: Rig) -> None:
+async def test_a_faulted_run_reopens_as_it_was_shown(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("soothe.engine.llm.hub.ModelHub.backoff_s", 0.01)  # as tests/faults
     faulted_flow(rig)
     app = rig.app()
     async with app.run_test(size=SIZE) as pilot:

@@ -5,12 +5,45 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import re
 import sys
 from typing import Any
 
 from soothe import __version__
+from soothe.engine.sanitize import one_line
 
-SUBCOMMANDS = ("threads", "doctor", "skills", "config", "undo", "mcp", "goals", "worker")
+COMMANDS = {
+    "threads": "list the threads; show, export or delete one",
+    "goals": "add a goal to the queue (--after, --priority) or list the goals",
+    "worker": "run the queued goals until none is ready (--idle-exit, --max-goals)",
+    "undo": "undo the file changes of a thread or a step (--list shows them)",
+    "mcp": "start the configured MCP servers once: their state and tools",
+    "skills": "list the skills a request can name with /skill:NAME",
+    "doctor": "can this config work? the server, the model, one real chat call",
+    "config": "show the settings in effect and where they come from",
+}
+"""Every ``soothe COMMAND``, with the one line ``soothe --help`` gives it."""
+
+SUBCOMMANDS = tuple(COMMANDS)
+
+_USAGE = """soothe [OPTIONS] ["REQUEST"]        the app (a REQUEST is sent as its first)
+       soothe -p REQUEST [OPTIONS]        one request headless (-p - reads stdin)
+       soothe COMMAND [OPTIONS]           (soothe COMMAND --help)"""
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+"""What a command name looks like: a lone argument of this shape is read as a command,
+never as a request (``soothe frob`` is an unknown command; ``soothe -- frob`` sends it)."""
+
+
+def _epilog() -> str:
+    lines = ["commands:"]
+    lines += [f"  {name:9} {line}" for name, line in COMMANDS.items()]
+    lines += [
+        "",
+        "A request of one word is read as a command name: send it with",
+        '`soothe -- WORD` (the app) or `soothe -p "WORD"` (headless).',
+    ]
+    return "\n".join(lines)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -25,8 +58,16 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="soothe",
+        usage=_USAGE,
         description="A terminal workbench for goal-driven LLM agents on local models.",
-        epilog="Commands: soothe threads | doctor | skills | config show | undo  (each has --help)",
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "request",
+        nargs="*",
+        metavar="REQUEST",
+        help="open the app and send this as its first request (quote it: one argument)",
     )
     parser.add_argument("--version", action="version", version=f"soothe {__version__}")
     parser.add_argument(
@@ -47,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def build_sub_parser(command: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=f"soothe {command}")
+    parser = argparse.ArgumentParser(prog=f"soothe {command}", description=COMMANDS[command])
     _common(parser)
     if command == "threads":
         parser.add_argument(
@@ -106,8 +147,6 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def error(message: str, code: int = 1) -> int:
-    from soothe.engine.sanitize import one_line
-
     # an exception's text can quote a file name, a server's reply or a model's words
     print(f"error: {one_line(message)}", file=sys.stderr)
     return code
@@ -140,7 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     if command:
         args = build_sub_parser(command).parse_args(rest)
     else:
-        args = build_parser().parse_args(argv)
+        args = build_parser().parse_intermixed_args(argv)
+        if (refused := _request_problem(args, argv)) is not None:
+            return refused
     _setup_logging(args.debug)
     if command is None and args.prompt == "-":  # the request on stdin (any length)
         args.prompt = _read_request()
@@ -184,6 +225,47 @@ def main(argv: list[str] | None = None) -> int:
             return error(str(exc))
         problem = _storage_problem(exc, settings)
         return error(problem or f"{type(exc).__name__}: {exc} (run with --debug for details)")
+
+
+def _request_problem(args: argparse.Namespace, argv: list[str]) -> int | None:
+    """``soothe "REQUEST"`` takes one argument, which becomes ``args.request`` (a str, or
+    None); a lone word shaped like a command name (``soothe frob``), or several words
+    unquoted, is an unknown command (exit 2, the commands listed) unless it follows
+    ``--``; with -p no REQUEST is taken."""
+    words: list[str] = args.request
+    args.request = None
+    if not words:
+        return None
+    if args.prompt is not None:
+        extra = one_line(" ".join(words), 60)
+        return error(f"-p takes the request; '{extra}' is extra (quote the request)", 2)
+    explicit = "--" in argv
+    if len(words) == 1 and (explicit or not _WORD.fullmatch(words[0])):
+        args.request = words[0]
+        return None
+    if explicit:  # `soothe -- fix the bug`: after -- the words are the request
+        args.request = " ".join(words)
+        return None
+    return unknown_command(words)
+
+
+def unknown_command(words: list[str]) -> int:
+    """``error: unknown command 'frob'``, the commands, and how to send the words as a
+    request instead (exit 2)."""
+    import difflib
+
+    shown = one_line(words[0], 40)
+    close = difflib.get_close_matches(words[0], SUBCOMMANDS, n=1)
+    guess = f" (did you mean '{close[0]}'?)" if close else ""
+    if len(words) > 1:
+        text = one_line(" ".join(words), 60)
+        hint = f'to send it as a request, quote it: soothe "{text}" (or soothe -p "{text}")'
+    else:
+        hint = f'to send it as a request: soothe -- {shown} (the app) or soothe -p "{shown}"'
+    print(f"error: unknown command '{shown}'{guess}", file=sys.stderr)
+    print(f"commands: {', '.join(SUBCOMMANDS)} (soothe COMMAND --help)", file=sys.stderr)
+    print(hint, file=sys.stderr)
+    return 2
 
 
 def _read_request() -> str:
@@ -345,7 +427,6 @@ def _dispatch(command: str | None, args: argparse.Namespace, settings: Any) -> i
             force=args.force,
         )
     if command == "skills":
-        from soothe.engine.sanitize import one_line
         from soothe.engine.skills import list_skills
 
         skills = list_skills(settings)
@@ -368,4 +449,4 @@ def _dispatch(command: str | None, args: argparse.Namespace, settings: Any) -> i
         return run_headless(settings, args)
     from soothe.app.tui import run_tui
 
-    return run_tui(settings, thread_id=args.thread or None)
+    return run_tui(settings, thread_id=args.thread or None, request=args.request)

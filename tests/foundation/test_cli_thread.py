@@ -44,7 +44,8 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
     """The thread ids the workbench was opened with (it is not started for real)."""
     seen: list[str | None] = []
 
-    def fake_tui(settings: object, thread_id: str | None = None) -> int:
+    def fake_tui(settings: object, thread_id: str | None = None, request: str | None = None) -> int:
+        assert request is None
         seen.append(thread_id)
         return 0
 

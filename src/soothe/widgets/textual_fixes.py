@@ -35,6 +35,13 @@ stream. So the frame after a frame came 17-33 ms late on top of the frame itself
 typed during a frame waited up to 80 ms for its echo. The fix skips to the first tick
 after now, as Textual's ``skip`` promises ("skip callbacks that couldn't be sent in
 time"); every interval timer of the app gets it.
+
+Page keys in a list: ``OptionList._move_page`` reads ``_index_to_line[highlighted]``, which
+is empty until the list has been laid out (``_update_lines`` returns early while its
+content region is empty). The command palette highlights its first result before the
+list's first layout: a pageup in that moment, as the palette opens (tests/app/
+test_every_key.py hit it at 120x40), raised KeyError(0) and the app exited with a
+traceback. The fix moves no page until the lines are placed (the next page key does).
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ from textual.color import Color
 from textual.geometry import Region
 from textual.style import Style
 from textual.timer import EventTargetGone, Timer
+from textual.widgets import OptionList
 
 __all__ = ["applied", "apply"]
 
@@ -195,6 +203,16 @@ async def _run_timer_on_grid(self: Timer) -> None:
             break
 
 
+def _move_page_once_placed(move_page: Any) -> Any:
+    @wraps(move_page)
+    def move(self: OptionList, direction: int) -> None:
+        if self._options and (self.highlighted or 0) not in self._index_to_line:
+            return  # not laid out yet: no line to move from
+        move_page(self, direction)
+
+    return move
+
+
 def applied() -> frozenset[str]:
     return frozenset(_APPLIED)
 
@@ -229,3 +247,7 @@ def apply() -> None:
     if {"_skip", "_reset", "_tick"} <= set(Timer._run.__code__.co_names):
         Timer._run = _run_timer_on_grid  # type: ignore[method-assign]
         _APPLIED.add("timer skip")
+    # (tests/app/test_every_key.py presses page keys in the palette as it opens)
+    if "_index_to_line" in OptionList._move_page.__code__.co_names:
+        OptionList._move_page = _move_page_once_placed(OptionList._move_page)  # type: ignore[method-assign]
+        _APPLIED.add("option page")

@@ -2,13 +2,14 @@
 empty app, mid-run (two parallel streams held open), and on a finished thread, at 80x24
 and 120x40, on the real Session (fake Ollama).
 
-The keys are collected, not listed: the ``BINDINGS`` of every Textual class under
-``soothe`` (the app, its screens, modals and widgets, with what they inherit from
-Textual) and of every widget on the screen being tried (Textual's own: DataTable,
-Button, the palette's Input ...). A binding added later is pressed without touching this
-file. A key that opens a screen is followed into it: every key is pressed in each of
-that screen's focuses (reopened the same way when a key closes it), then escape goes
-back. Escape on the main screen (it interrupts a run) and the quit keys come last.
+The keys are collected, not listed: in each focus, every key of every binding in the
+focus's chain (Textual's ``_binding_chain``: the focused widget, its ancestors, the
+screen, the app, with the user's keymap applied), so a binding added later is pressed
+without touching this file. A key that opens a screen (palette, help, threads, a dialog)
+is followed into it: its keys are pressed in each of its focuses (it is opened again the
+same way when a key closes it), then escape goes back; once per state, at the first
+size. Escape on the main screen (it interrupts a run) and the quit keys come last.
+``DECLARED`` (the keys of every Soothe class's bindings) checks the collection.
 """
 
 from __future__ import annotations

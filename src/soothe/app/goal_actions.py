@@ -7,6 +7,7 @@ goal.created / goal.updated / goal.status_changed, and the handler draws it.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ from soothe.widgets.step_card import card_facts
 
 if TYPE_CHECKING:
     from soothe.app.base import SootheBase
+    from soothe.app.session_api import SessionAPI
     from soothe.engine.views import GoalView
 
     _Base = SootheBase
@@ -129,11 +131,26 @@ class GoalActions(_Base):
         self.call_session(lambda s: s.retry_goal(goal.id), what=f"retry {goal.id}")
 
     def _shift_priority(self, goal: GoalView, step: int) -> None:
-        priority = max(0, min(100, goal.priority + step))
-        if priority != goal.priority:
-            self.call_session(
-                lambda s: s.set_priority(goal.id, priority), what=f"reprioritise {goal.id}"
-            )
+        """+ / -: keys in one burst come before the first change is back as an event, so
+        each shifts what the key before asked for (until the screen shows it), not the
+        priority as last drawn (``+ + +`` raised it once)."""
+        asked: dict[str, int] = self.__dict__.setdefault("_priority_asked", {})
+        base = asked.get(goal.id, goal.priority)
+        priority = max(0, min(100, base + step))
+        if priority == base:
+            return
+        asked[goal.id] = priority
+
+        async def shift(session: SessionAPI) -> None:
+            try:
+                await session.set_priority(goal.id, priority)
+                with contextlib.suppress(TimeoutError):  # drawn from its event by now
+                    await self.handler.wait_idle()
+            finally:
+                if asked.get(goal.id) == priority:  # no later key asked for more
+                    del asked[goal.id]
+
+        self.call_session(shift, what=f"reprioritise {goal.id}")
 
     def on_goal_tree_user_scrolled(self, event: GoalTree.UserScrolled) -> None:
         event.stop()

@@ -126,6 +126,8 @@ class SootheApp(
         self._requests = {}
         self.alerts = []
         # checking overrides gathers every screen's bindings (the threads screen imports
+        self.queued = []
+        self.queue_held = False
         # DataTable, ~10 ms): only when there are some
         keymap = self.frame.keymap
         self.keymap_overrides = usable_keymap(keymap) if keymap else {}

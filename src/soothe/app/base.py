@@ -62,6 +62,10 @@ class SootheBase(App[None]):
     _engine_ready: asyncio.Event
     _requests: dict[str, Screen[Any]]
     alerts: list[str]
+    queued: list[str]
+    """Requests typed while a run went on, oldest first: sent one by one as runs end."""
+    queue_held: bool
+    """The last run was interrupted: the queue waits until the user starts a run."""
     """The last bells / notifications sent to the terminal (``ui.notify``)."""
 
     @property

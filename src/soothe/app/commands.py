@@ -112,10 +112,31 @@ COMMANDS: tuple[Command, ...] = (
         palette="Undo the last run's file changes",
         palette_help="lists the files, asks first",
     ),
+    Command(
+        "steer",
+        "a note to the running goal, read at its next assessment: /steer TEXT",
+        "steer",
+        "arg",
+        usage="/steer TEXT",
+    ),
     Command("quit", "quit", "exit"),
 )
 
 BY_NAME: dict[str, Command] = {command.name: command for command in COMMANDS}
+
+
+RUN_HANDLERS = frozenset({"start_run", "run_autonomous", "action_run_goals"})
+"""The handlers that start a run: typed during one, such a command waits in the queue."""
+
+
+def starts_a_run(text: str) -> bool:
+    """Whether enter on ``text`` starts a run (a request, /task, /skill:, /autonomous,
+    /run), which during a run is queued; other commands are carried out at once."""
+    command = parse(text)
+    if command is None:
+        return True
+    known = command.command
+    return known is not None and known.handler in RUN_HANDLERS and command.problem() is None
 
 
 def words() -> list[str]:

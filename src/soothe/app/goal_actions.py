@@ -53,6 +53,7 @@ class GoalActions(_Base):
             return
         actions: dict[str, Callable[[GoalView], None]] = {
             "details": lambda g: self._goal_details(g, event.step_id),
+            "steer": self._ask_steer,
             "depend": self._pick_dependency,
             "undepend": self._pick_removal,
             "cancel": self._cancel_goal,
@@ -65,6 +66,23 @@ class GoalActions(_Base):
         action = actions.get(event.command)
         if action is not None:
             action(goal)
+
+    def _ask_steer(self, goal: GoalView) -> None:
+        """enter on a running goal: a note to it (as ``/steer TEXT``)."""
+
+        def written(text: str | None) -> None:
+            if text:
+                self.call_session(lambda s: s.steer(goal.id, text), what=f"steer {goal.id}")
+
+        self.push_screen(
+            GoalInputDialog(
+                title=f"Note to {goal.id}",
+                lead="The planner reads it at the goal's next assessment.",
+                placeholder="e.g. Skip the tests folder",
+                enter="sends",
+            ),
+            written,
+        )
 
     def _goal_details(self, goal: GoalView, step_id: str | None = None) -> None:
         evidence = sum(1 for e in self.handler.evidence.values() if e.goal_id == goal.id)

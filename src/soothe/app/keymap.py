@@ -32,10 +32,12 @@ def scopes() -> list[tuple[str, list[Binding]]]:
     from soothe.widgets.evidence_panel import EvidencePanel
     from soothe.widgets.goal_tree import GoalTree
     from soothe.widgets.prompt_input import PromptInput
+    from soothe.widgets.queued import QueuedRequests
 
     return [
         ("Global", _ids(SootheApp)),
         ("Prompt", _ids(PromptInput)),
+        ("Queued requests (shift+tab from the prompt)", _ids(QueuedRequests)),
         ("Goal tree (focused)", _ids(GoalTree)),
         ("Evidence (focused)", _ids(EvidencePanel)),
         ("Threads screen", _ids(ThreadsScreen)),

@@ -12,14 +12,15 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
 from textual.actions import SkipAction
-from textual.worker import Worker
+from textual.worker import Worker, WorkerState
 
 from soothe.app.attention import RUN_WORTH_TELLING_S, sequence
-from soothe.app.commands import BY_NAME, SlashCommand, parse, unescape
+from soothe.app.commands import BY_NAME, SlashCommand, parse, starts_a_run, unescape
 from soothe.app.screens.main import MainScreen
 from soothe.app.session_api import SessionAPI
 from soothe.engine.outcome import RunOutcome
 from soothe.widgets.prompt_input import PromptInput, workspace_paths
+from soothe.widgets.queued import QueuedRequests
 
 if TYPE_CHECKING:
     from soothe.app.base import SootheBase
@@ -90,11 +91,67 @@ class RunControl(_Base):
             return
         if isinstance(self.screen, MainScreen):
             self.main.stream.follow_end()
+        if self._run_going() and starts_a_run(text) and not self.engine_failed:
+            self.queue_request(text)  # sent when the run ends: nothing typed is lost
+            return
+        self.send_text(text)
+
+    def send_text(self, text: str) -> None:
+        """What enter does with the prompt's text: a request, or a slash command."""
         command = parse(text)
         if command is None:
             self.start_run(unescape(text))
         else:
             self.run_command(command)
+
+    # -- the queue: requests typed while a run goes on ---------------------------------
+
+    def _run_going(self) -> bool:
+        return self._run_worker is not None and not self._run_worker.is_finished
+
+    def queue_request(self, text: str) -> None:
+        self.queued.append(text)
+        self.queue_held = False
+        self._show_queue()
+
+    def _show_queue(self) -> None:
+        self.main.queued.set_items(self.queued, held=self.queue_held)
+        if not self.queued and self.main.queued.has_focus:
+            self.prompt.focus()
+
+    def send_queued(self) -> None:
+        """The run has ended: the next queued request goes (the others wait for it). After
+        an interrupt the queue is held: the user stopped the work and chooses what next."""
+        if not self.queued or self._run_going() or self.queue_held:
+            return
+        text = self.queued.pop(0)
+        self._show_queue()
+        self.send_text(text)
+
+    def on_queued_requests_edit(self, event: QueuedRequests.Edit) -> None:
+        """e on a queued request: it goes back into the prompt to be edited (and sent
+        again with enter); a draft in the prompt takes its place in the queue."""
+        event.stop()
+        if not 0 <= event.index < len(self.queued):
+            return
+        draft = self.prompt.text.strip()
+        text = self.queued.pop(event.index)
+        if draft:
+            self.queued.insert(event.index, draft)
+        self.prompt.value = text
+        self._show_queue()
+        self.prompt.focus()
+
+    def on_queued_requests_remove(self, event: QueuedRequests.Remove) -> None:
+        """d on a queued request: it is not sent (the prompt's history still has it)."""
+        event.stop()
+        if 0 <= event.index < len(self.queued):
+            del self.queued[event.index]
+            self._show_queue()
+
+    def on_queued_requests_leave(self, event: QueuedRequests.Leave) -> None:
+        event.stop()
+        self.prompt.focus()
 
     def run_command(self, command: SlashCommand) -> None:
         """Carry out a slash command: its registry row names the app method to call."""
@@ -105,11 +162,46 @@ class RunControl(_Base):
         if command.command is not None:
             getattr(self, command.command.handler)(*command.arguments())
 
+    # -- steering: a note to a running goal ------------------------------------------------
+
+    def steer(self, text: str) -> None:
+        """``/steer TEXT``: a note to the running goal (the one selected in the tree when
+        several run), read by the planner at its next assessment; goal.steered shows it."""
+        goal_id = self.steer_target()
+        if goal_id is None:
+            return
+        self.steer_goal(goal_id, text)
+
+    def steer_goal(self, goal_id: str, text: str) -> None:
+        self.call_session(lambda s: s.steer(goal_id, text), what=f"steer {goal_id}")
+
+    def steer_target(self) -> str | None:
+        """The goal a note goes to: the running goal selected in the tree, else the only
+        running one; None (and a toast saying why) when there is no such goal."""
+        running = [g.id for g in self.handler.goals.values() if g.status == "active"]
+        selected = self.main.goal_tree.selected_ref.goal_id
+        if selected in running:
+            return selected
+        if len(running) == 1:
+            return running[0]
+        if not running:
+            self.notify(
+                "No goal is running: /steer adds a note to a running goal.", severity="warning"
+            )
+        else:
+            self.notify(
+                f"{len(running)} goals run ({', '.join(running)}): select one in the goal "
+                "tree (ctrl+g), then /steer or enter on it.",
+                severity="warning",
+            )
+        return None
+
     # -- runs ------------------------------------------------------------------------------
 
     def start_run(self, text: str, *, autonomous: bool = False) -> None:
         if self._busy():
             return
+        self.queue_held = False  # the user chose what runs next: the queue follows it
         self._run_worker = self.run_worker(
             self._drive(lambda s: s.run(text, autonomous=autonomous), "run"),
             name="run",
@@ -124,6 +216,7 @@ class RunControl(_Base):
     def action_run_goals(self) -> None:
         if self._busy():
             return
+        self.queue_held = False
 
         async def run_ready(session: SessionAPI) -> RunOutcome:
             outcome = await session.run_goals()
@@ -197,6 +290,13 @@ class RunControl(_Base):
         esc stop meaning Interrupt, so the footer is refreshed here too."""
         if event.worker is self._run_worker:
             self.refresh_bindings()
+            if event.worker.is_finished:
+                self.queue_held = self.queue_held or (
+                    event.state == WorkerState.CANCELLED and bool(self.queued)
+                )
+                if self.queued:
+                    self._show_queue()
+                    self.call_later(self.send_queued)
 
     def action_interrupt(self) -> None:
         if self._run_worker is not None and not self._run_worker.is_finished:

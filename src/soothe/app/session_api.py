@@ -96,6 +96,9 @@ class SessionAPI(Protocol):
 
     async def set_priority(self, goal_id: str, priority: int) -> None: ...
 
+    async def steer(self, goal_id: str, text: str) -> None:
+        """A note to the goal, read by the planner at its next assessment (goal.steered)."""
+
     async def run_goals(self) -> RunOutcome:
         """Run the thread's ready goals (events on ``bus``, as ``run``)."""
         ...

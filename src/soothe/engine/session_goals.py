@@ -120,3 +120,11 @@ class SessionGoals:
 
     async def set_priority(self, goal_id: str, priority: int) -> None:
         await self.context.set_priority(goal_id, max(0, min(100, priority)))
+
+    async def steer(self, goal_id: str, text: str) -> None:
+        """The user's note to a goal (``/steer``): kept in its ledger, read by the planner
+        at its next assessment, published as goal.steered."""
+        text = text.strip()
+        if not text:
+            raise ValueError("a note needs some text: /steer TEXT")
+        await self.context.steer_goal(goal_id, text)

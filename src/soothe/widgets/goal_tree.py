@@ -89,6 +89,7 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
             group=PRIORITY,
         ),
         Binding("enter", "command('details')", "Details", id="tree.details"),
+        Binding("enter", "command('steer')", "Steer", id="tree.steer"),
         Binding("up,k", "cursor_up", "Up", show=False, id="tree.cursor_up"),
         Binding("down,j", "cursor_down", "Down", show=False, id="tree.cursor_down"),
         Binding("space", "toggle_node", "Fold", show=False, id="tree.toggle"),
@@ -493,6 +494,12 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
             goal = self.goal(ref.goal_id or "") if ref.kind in ("goal", "step") else None
             suspended = goal is not None and goal.status == "suspended"
             return suspended == (parameters[0] == "resume")
+        if action == "command" and parameters and parameters[0] in ("details", "steer"):
+            # enter on a running goal (its row, not a step's) writes it a note
+            ref = self.selected_ref
+            goal = self.goal(ref.goal_id or "") if ref.kind == "goal" else None
+            running = goal is not None and goal.status == "active"
+            return running == (parameters[0] == "steer")
         return True
 
     def action_command(self, command: str) -> None:

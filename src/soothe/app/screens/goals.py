@@ -25,12 +25,25 @@ class GoalInputDialog(ModalScreen[str | None]):
     BINDINGS: ClassVar[list[BindingType]] = CLOSE
     DEFAULT_CSS = BOX_CSS.format(name="GoalInputDialog")
 
+    def __init__(
+        self,
+        title: str = "New goal",
+        lead: str = "What should be achieved?",
+        placeholder: str = "e.g. Summarise the README",
+        enter: str = "adds",
+    ) -> None:
+        super().__init__()
+        self.title_text = title
+        self.lead = lead
+        self.placeholder = placeholder
+        self.enter = enter
+
     def compose(self) -> ComposeResult:
         with Vertical() as box:
-            box.border_title = "New goal"
-            box.border_subtitle = "enter adds · esc cancels"
-            yield Static("What should be achieved?", classes="lead")
-            yield Input(placeholder="e.g. Summarise the README", id="goal-text")
+            box.border_title = self.title_text
+            box.border_subtitle = f"enter {self.enter} · esc cancels"
+            yield Static(self.lead, classes="lead")
+            yield Input(placeholder=self.placeholder, id="goal-text")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -14,6 +14,7 @@ from soothe.widgets.footer import SteadyFooter
 from soothe.widgets.goal_tree import GoalTree
 from soothe.widgets.notice import Notice
 from soothe.widgets.prompt_input import PromptInput
+from soothe.widgets.queued import QueuedRequests
 from soothe.widgets.status_line import StatusLine
 from soothe.widgets.step_stream import StepStream
 
@@ -31,6 +32,7 @@ class MainScreen(Screen[None]):
         self.stream = StepStream(id="stream")
         self.evidence = EvidencePanel(id="evidence")
         self.prompt = prompt
+        self.queued = QueuedRequests(id="queued")
         self.status = StatusLine(id="status")
         self.goals_empty = Static(EMPTY_GOALS, id="goals-empty")
         self.notices: dict[str, Notice] = {}
@@ -47,6 +49,7 @@ class MainScreen(Screen[None]):
             with Vertical(id="center"):
                 yield self.stream
             yield self.evidence
+        yield self.queued
         yield self.prompt
         yield self.status
         yield SteadyFooter(id="footer")

@@ -39,7 +39,7 @@ from soothe.engine.context.models import (
 )
 from soothe.engine.context.planning import PlanningFacade
 from soothe.engine.context.projection import ContextBundle, build_bundle
-from soothe.engine.context.records import RecordOps
+from soothe.engine.context.records import STEER_PHASE, RecordOps
 from soothe.engine.context.step_ops import StepOps
 from soothe.engine.context.steps import StepDAG, UnknownPolicy
 from soothe.engine.context.store import Store
@@ -452,6 +452,15 @@ class ContextEngine:
         self, goal_id: str | None, role: str, content: str, phase: str, thread_id: str = ""
     ) -> LedgerEntry:
         return await self._records.append_ledger(goal_id, role, content, phase, thread_id)
+
+    async def steer_goal(self, goal_id: str, text: str) -> LedgerEntry:
+        """The user's note to a goal while it runs: a ledger entry (phase ``steer``) the
+        planner reads at the goal's next assessment, published as GoalSteered."""
+        return await self._records.append_ledger(goal_id, "user", text, STEER_PHASE, "", steer=True)
+
+    def steering(self, goal_id: str, limit: int = 5) -> list[str]:
+        """The user's newest notes to ``goal_id`` (``steer_goal``), oldest first."""
+        return [e.content for e in self.get_ledger_entries(goal_id, [STEER_PHASE])][-limit:]
 
     def get_ledger_entries(
         self,

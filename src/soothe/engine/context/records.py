@@ -14,8 +14,11 @@ from soothe.engine.context.store import (
     ledger_trim_op,
 )
 from soothe.engine.context.unit import UnitOfWork
-from soothe.engine.events import EvidenceAdded, EvidenceKind
+from soothe.engine.events import EvidenceAdded, EvidenceKind, GoalSteered
 from soothe.engine.text import clip
+
+STEER_PHASE = "steer"
+"""The ledger phase of the user's notes to a running goal (``/steer``)."""
 
 
 class RecordOps:
@@ -78,10 +81,21 @@ class RecordOps:
         return clip("\n".join(reversed(lines)), max_chars, flatten=False)
 
     async def append_ledger(
-        self, goal_id: str | None, role: str, content: str, phase: str, thread_id: str
+        self,
+        goal_id: str | None,
+        role: str,
+        content: str,
+        phase: str,
+        thread_id: str,
+        *,
+        steer: bool = False,
     ) -> LedgerEntry:
+        """One ledger entry; ``steer``: the user's note to the goal, published as
+        GoalSteered in the same change (kept in the ledger and the transcript alike)."""
         ledger = self._uow.state.ledger
         async with self._uow.write() as change:
+            if steer and goal_id is not None:
+                change.emit(GoalSteered(**change.scope(goal_id).fields(), text=content))
             if goal_id is not None:
                 thread_id = thread_id or change.goal(goal_id).thread_id
             entry = LedgerEntry(

@@ -51,6 +51,9 @@ TIGHTER = (
 
 T = TypeVar("T", bound=BaseModel)
 
+STEERING_TITLE = "The user's notes while this goal runs (follow them)"
+STEERING_FLOOR_CHARS = 400
+
 
 @dataclass
 class PlanningContext:
@@ -67,6 +70,9 @@ class PlanningContext:
     """The planner's reasoning of earlier iterations (from the ledger), newest last."""
     previous_failure: str = ""
     """Round 2 and later: what failed in the round before and what to try instead."""
+    steering: str = ""
+    """The user's notes to this goal while it runs (``/steer``), oldest first: kept in
+    the prompt as the request is (the user's own words)."""
 
     def topic(self) -> str:
         """What a step may be about: the goal and what is known around it."""
@@ -79,6 +85,7 @@ class PlanningContext:
         projection and what memory recalled; in ``render``'s order."""
         return [
             Part("Goal", self.goal, REQUEST, "ends", REQUEST_FLOOR_CHARS),
+            Part(STEERING_TITLE, self.steering, REQUEST, "tail", STEERING_FLOOR_CHARS),
             Part("Skill instructions", self.skill, STEP),
             Part("Conversation so far", self.history, HISTORY, keep="tail"),
             Part("Context", self.projection, WORKSPACE),
@@ -98,6 +105,7 @@ class PlanningContext:
         """The sections whole (not packed: ``prompt`` is what goes to a model)."""
         parts = [
             prompts.section("Goal", self.goal),
+            prompts.section(STEERING_TITLE, self.steering),
             prompts.section("Skill instructions", self.skill),
             prompts.section("Conversation so far", self.history),
             prompts.section("Context", self.projection),

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from soothe.engine.context.projection import bootstrap_tag
+from soothe.engine.context.records import STEER_PHASE
 from soothe.engine.context.steps import step_number
 from soothe.engine.events import (
     IterationCompleted,
@@ -257,6 +258,7 @@ class StrangeLoop:
                 ]
             ),
             previous_failure=extras.previous_failure,
+            steering="\n".join(f"- {note}" for note in self.context.steering(goal_id)),
         )
 
     def _gate(self, state: LoopState) -> bool:
@@ -477,11 +479,20 @@ class StrangeLoop:
         )
         update: dict[str, Any] = {}
         finished = state.get("terminal_after_execute") and not state.get("last_failed")
+        if finished and self._steered_after_plan(state["goal_id"]):
+            # the user wrote the goal a note the planner has not read: assess first
+            update["terminal_after_execute"] = finished = False
         if iteration >= state.get("max_iterations", self.max_iterations) and not finished:
             update["status"] = "exhausted"
         if state.get("last_failed"):
             update["plan"] = None  # a failed plan is replaced, not kept
         return update
+
+    def _steered_after_plan(self, goal_id: str) -> bool:
+        """The goal's newest note from the user (``/steer``) came after its last plan or
+        assessment: the planner has not read it yet."""
+        entries = self.context.get_ledger_entries(goal_id, phases=["plan", STEER_PHASE])
+        return bool(entries) and entries[-1].phase == STEER_PHASE
 
     async def _goal_completion(self, state: LoopState) -> dict[str, Any]:
         """The final answer, judged before the user gets it (``answer_check``): the last

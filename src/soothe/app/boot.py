@@ -16,6 +16,7 @@ from soothe.engine.config_file import ConfigError
 from soothe.themes import DEFAULT_THEME
 from soothe.widgets.goal_tree import NodeRef
 from soothe.widgets.notice import Notice
+from soothe.widgets.offscreen import release_offscreen
 
 if TYPE_CHECKING:
     from soothe.app.base import SootheBase
@@ -25,6 +26,9 @@ else:
     _Base = object
 
 NO_SERVER_NOTICE = "no-server"
+DEMO_KEY = "ctrl+d"
+"""The key the no-server notice names for the demo model (``app.demo``): it works from
+the prompt, where tab completes and the notice's buttons are out of reach."""
 ENGINE_NOTICE = "engine"
 SERVER_RECHECK_S = 15.0
 """While no run is going and the model server is not reachable, check it this often: the
@@ -39,6 +43,8 @@ FULL_GC_DUE = 10
 FULL_GC_OVERDUE = 200
 """... after which it runs even while a run streams (a very long run)."""
 IDLE_GC_CHECK_S = 2.0
+RELEASE_OFFSCREEN_S = 2.0
+"""How often the drawn lines of widgets out of view are let go (``release_offscreen``)."""
 
 
 def resume_gc() -> bool:
@@ -185,8 +191,14 @@ class BootMixin(_Base):
         try:
             await self._start_engine()
         finally:
+            self.set_interval(RELEASE_OFFSCREEN_S, self.release_offscreen)
             if resume_gc():
                 self.set_interval(IDLE_GC_CHECK_S, lambda: idle_gc(self.running))
+
+    def release_offscreen(self) -> int:
+        """Let go of the drawn lines of every widget out of view (``widgets/offscreen``);
+        how many widgets held some."""
+        return sum(release_offscreen(screen) for screen in self.screen_stack)
 
     async def _start_engine(self) -> None:
         try:
@@ -332,17 +344,24 @@ class BootMixin(_Base):
 
         cause = unreachable_cause(reason, url)
         why = f" ({cause})" if cause else ""
+        key = self.keymap_overrides.get("app.demo_model", DEMO_KEY).split(",")[0].strip()
         body = (
-            f"No model server answered at {url}{why}.\n{fix}\nOr try the built-in demo model now."
+            f"No model server answered at {url}{why}.\n{fix}\n"
+            f"Or try the built-in demo model now: press {key} or type /demo."
         )
         self.main.show_notice(
             Notice(
                 "No model server",
                 body,
-                actions=(("demo", "Use demo model"), ("dismiss", "Dismiss")),
+                actions=(("demo", f"Use demo model ({key})"), ("dismiss", "Dismiss")),
                 key=NO_SERVER_NOTICE,
             )
         )
+
+    def action_demo_key(self) -> None:
+        """ctrl+d while the no-server notice is up (from the prompt too): the demo model."""
+        self.use_demo()
+        self.prompt.focus()
 
     def use_demo(self) -> None:
         """``/demo`` or the notice's button: the built-in demo model, no server needed."""

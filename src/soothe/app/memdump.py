@@ -46,10 +46,10 @@ def install() -> bool:
     def dump(signum: int, frame: FrameType | None) -> None:
         taken[0] += 1
         lines = [f"{n} {name}" for n, name in census()]
-        (folder / f"census-{taken[0]:03d}.txt").write_text("\n".join(lines) + "\n")
-        if tracemalloc.is_tracing():
+        if tracemalloc.is_tracing():  # written first: the census says the dump is done
             snapshot = tracemalloc.take_snapshot()
             snapshot.dump(str(folder / f"snapshot-{taken[0]:03d}.pickle"))
+        (folder / f"census-{taken[0]:03d}.txt").write_text("\n".join(lines) + "\n")
 
     signal.signal(signal.SIGUSR1, dump)
     return True

@@ -23,7 +23,7 @@ from textual.screen import Screen
 
 from soothe.app import commands
 from soothe.app.base import Clock, SootheBase
-from soothe.app.boot import BootMixin
+from soothe.app.boot import DEMO_KEY, NO_SERVER_NOTICE, BootMixin
 from soothe.app.goal_actions import GoalActions
 from soothe.app.handler import EventHandler
 from soothe.app.keymap import usable_keymap, validate_keymap
@@ -78,6 +78,7 @@ class SootheApp(
         Binding("ctrl+r", "run_goals", "Run goals", show=False, priority=True, id="app.run_goals"),
         Binding("f1", "help", "Help", priority=True, id="app.help"),
         Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
+        Binding(DEMO_KEY, "demo_key", "Demo model", show=False, priority=True, id="app.demo_model"),
         Binding(
             "ctrl+p",
             "command_palette",
@@ -125,9 +126,9 @@ class SootheApp(
         self._engine_ready = asyncio.Event()
         self._requests = {}
         self.alerts = []
-        # checking overrides gathers every screen's bindings (the threads screen imports
         self.queued = []
         self.queue_held = False
+        # checking overrides gathers every screen's bindings (the threads screen imports
         # DataTable, ~10 ms): only when there are some
         keymap = self.frame.keymap
         self.keymap_overrides = usable_keymap(keymap) if keymap else {}
@@ -162,6 +163,8 @@ class SootheApp(
         if action == "back_to_prompt":  # escape: interrupts a run first, else back to typing
             idle = self._run_worker is None or self._run_worker.is_finished
             return idle and self.focused is not self.prompt
+        if action == "demo_key":  # only while the no-server notice offers it
+            return isinstance(self.screen, MainScreen) and self.main.has_notice(NO_SERVER_NOTICE)
         if action == "focus_prompt":  # in the footer only where it helps
             return self.focused is not self.prompt
         return True

@@ -23,6 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from soothe.widgets import textual_fixes
+from soothe.widgets.pasted import PastedRequest, folds
 from soothe.widgets.sized import Line
 from soothe.widgets.step_card import StepCardView
 from soothe.widgets.stream_text import StreamText
@@ -460,7 +461,9 @@ class StepStream(VerticalScroll):
 
     def _block(self, segment: Block) -> Widget:
         block: Widget
-        if isinstance(segment, Note):
+        if isinstance(segment, Note) and segment.kind == "user" and folds(segment.text):
+            block = PastedRequest(segment.text)  # a long paste: one folded line
+        elif isinstance(segment, Note):
             icon = NOTE_ICONS.get(segment.kind, "")
             block = Line(Content(icon + segment.text), classes=f"note -{segment.kind}")
         elif isinstance(segment, StepCard):

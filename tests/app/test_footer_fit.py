@@ -9,7 +9,7 @@ from typing import Any
 from textual.widgets._footer import FooterLabel, KeyGroup
 
 from soothe.widgets.footer import PALETTE, SteadyFooter
-from tests.app.real_harness import Rig, ready, settle
+from tests.app.real_harness import Rig, ready, screen_text, settle
 
 
 def placed(footer: SteadyFooter) -> tuple[list[Any], list[Any], int]:
@@ -74,3 +74,19 @@ async def test_a_key_group_goes_with_its_label(rig: Rig) -> None:
             shown, _, palette_at = placed(footer)
             assert all(item.region.right <= palette_at for item in shown), width
             assert groups_keep_their_labels(footer), width
+
+
+async def test_quit_and_help_stay_at_80_columns_whatever_has_the_focus(rig: Rig) -> None:
+    """At 80x24 the tree's keys and the app's fill the footer twice over: the keys left out
+    to make room are others, never ^q Quit (before: dropped first, being last) or f1 Help."""
+    app = rig.app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        footer = await tree_keys(app, pilot)
+        for focus in ("ctrl+g", "ctrl+l"):  # the goal tree's keys, then the prompt's
+            await pilot.press(focus)
+            await settle(app, pilot)
+            row = screen_text(app).splitlines()[-1]
+            assert "^q Quit" in row and "f1 Help" in row, row
+            shown, left_out, palette_at = placed(footer)
+            assert all(item.region.right <= palette_at for item in shown)
+        assert left_out  # the prompt's row is full too: something else made room

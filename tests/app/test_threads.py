@@ -18,7 +18,7 @@ from soothe.app.screens.dialogs import ConfirmDialog
 from soothe.app.screens.threads import ThreadsScreen
 from soothe.widgets.goal_tree import NodeRef
 from tests.app.conftest import top_goals
-from tests.app.real_harness import Rig, quiz, readme_flow, ready, send, settle, until
+from tests.app.real_harness import Rig, quiz, readme_flow, ready, screen_text, send, settle, until
 
 
 async def _stored_threads(rig: Rig) -> tuple[str, str, str]:
@@ -67,7 +67,8 @@ async def test_open_a_thread_from_the_threads_screen(rig: Rig) -> None:
         assert isinstance(screen, ThreadsScreen)
         table = screen.query_one(DataTable)
         assert [t.id for t in screen.threads] == [current, trip, readme]
-        assert table.get_row_at(1)[1:4] == ["Plan a weekend in Lisbon", "2", "2025-03-02 18:05"]
+        row = table.get_row_at(1)[1:5]
+        assert row == [trip, "Plan a weekend in Lisbon", "2", "2025-03-02 18:05"]
         await pilot.press("down", "enter")
         await settle(app, pilot)
         assert app.screen is app.main
@@ -164,3 +165,26 @@ async def test_palette_providers(rig: Rig) -> None:
         assert app.screen.__class__.__name__ == "CommandPalette"
         await pilot.press("escape")
         assert app.screen is app.main
+
+
+async def test_the_threads_screen_at_80x24_shows_each_id_whole_first(rig: Rig) -> None:
+    """``--thread`` needs the id: at 80 columns it comes first, after the mark, and no
+    column is cut off (the title is clipped to the room left)."""
+    trip, readme, current = await _stored_threads(rig)
+    app = rig.app(current)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("ctrl+t")
+        await until(lambda: isinstance(app.screen, ThreadsScreen), pilot)
+        await settle(app, pilot)
+        text = screen_text(app)
+        header = next(line for line in text.splitlines() if "Title" in line)
+        assert header.index("Id") < header.index("Title") < header.index("Created"), header
+        for thread_id, date in ((trip, "2025-03-01 09:30"), (readme, "2025-02-20 14:00")):
+            row = next(line for line in text.splitlines() if thread_id in line)
+            assert row.index(thread_id) < 8 and date in row, row
+            assert row.rstrip().endswith("│"), row  # inside the box: nothing past its edge
+        # a wider terminal gives the title its room back
+        await pilot.resize_terminal(120, 32)
+        await settle(app, pilot)
+        assert "Plan a weekend in Lisbon" in screen_text(app)

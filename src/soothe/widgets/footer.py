@@ -6,10 +6,11 @@ the tree cursor moving - most often with the same keys as before. On a full scre
 layout costs a tenth of a second of the loop the run shares.
 
 Keys that do not fit whole are left out from the right (F1 lists every key) instead of
-the last one cut mid-word ("^l Promp"). What fits is decided in the layout that places the
-keys (``WholeKeysLayout``): a pass after a refresh could run before the new keys were placed
-(a batch open elsewhere holds the layout back, not the callbacks), find nothing to leave
-out, and leave "f" of "f1 Help" drawn at 80 columns once 'esc Interrupt' appeared.
+the last one cut mid-word ("^l Promp"); quit and help are kept at any width. What fits
+is decided in the layout that places the keys (``WholeKeysLayout``): a pass after a
+refresh could run before the new keys were placed (a batch open elsewhere holds the
+layout back, not the callbacks), find nothing to leave out, and leave "f" of "f1 Help"
+drawn at 80 columns once 'esc Interrupt' appeared.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from textual import events
 from textual.layouts.horizontal import HorizontalLayout
 from textual.widgets import Footer
-from textual.widgets._footer import FooterLabel, KeyGroup
+from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup
 
 if TYPE_CHECKING:
     from textual.geometry import Size
@@ -31,11 +32,21 @@ if TYPE_CHECKING:
 PALETTE = "-command-palette"
 
 
+ALWAYS = ("quit", "help")
+"""The actions whose keys the footer keeps at any width (how to leave, where every key is
+listed); the others are left out from the right to make room for them."""
+
+
+def _always(widget: Widget) -> bool:
+    return isinstance(widget, FooterKey) and widget.action.rsplit(".", 1)[-1] in ALWAYS
+
+
 class WholeKeysLayout(HorizontalLayout):
-    """Textual's horizontal layout, without the keys that do not fit whole: from the first
-    key that ends past the width (the palette key, docked right, is outside it) every key
-    is left unplaced, so never drawn; a key group goes with the label after it (its keys
-    mean nothing without it). ``left_out`` hears which keys were left out."""
+    """Textual's horizontal layout, without the keys that do not fit whole: keys are left
+    unplaced, so never drawn, from the right until the rest fit (the palette key, docked
+    right, is outside the width), except quit and help (``ALWAYS``), which stay; a key
+    group goes with the label after it (its keys mean nothing without it). ``left_out``
+    hears which keys were left out."""
 
     def __init__(self, left_out: Callable[[list[Widget]], None]) -> None:
         super().__init__()
@@ -45,16 +56,25 @@ class WholeKeysLayout(HorizontalLayout):
         self, parent: Widget, children: list[Widget], size: Size, greedy: bool = True
     ) -> ArrangeResult:
         placements = super().arrange(parent, children, size, greedy)
-        right = {placement.widget: placement.region.right for placement in placements}
-        for index, child in enumerate(children):
-            end = right.get(child, 0)
-            following = children[index + 1] if index + 1 < len(children) else None
-            if isinstance(child, KeyGroup) and isinstance(following, FooterLabel):
-                end = right.get(following, end)
-            if end > size.width:
-                cut = set(children[index:])
-                self._left_out(children[index:])
-                return [placement for placement in placements if placement.widget not in cut]
+        if all(placement.region.right <= size.width for placement in placements):
+            return placements
+        units: list[list[Widget]] = []  # a key, or a key group with its label
+        for child in children:
+            if isinstance(child, FooterLabel) and units and isinstance(units[-1][-1], KeyGroup):
+                units[-1].append(child)
+            else:
+                units.append([child])
+        kept = list(units)
+        for unit in reversed(units):
+            if any(_always(widget) for widget in unit):
+                continue
+            kept.remove(unit)
+            shown = [widget for part in kept for widget in part]
+            placements = super().arrange(parent, shown, size, greedy)
+            if all(placement.region.right <= size.width for placement in placements):
+                break
+        placed = {placement.widget for placement in placements}
+        self._left_out([child for child in children if child not in placed])
         return placements
 
 

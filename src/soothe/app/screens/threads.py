@@ -63,7 +63,7 @@ class ThreadsScreen(Screen[None]):
             box.border_subtitle = "enter open · n new · d delete · e export · esc back"
             yield Static("Loading threads…", id="threads-empty")
             table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True, id="table")
-            table.add_columns(" ", "Title", "Goals", "Last active", "Created", "Id")
+            table.add_columns(" ", "Id", "Title", "Goals", "Last active", "Created")
             yield table
         yield Footer()
 
@@ -83,20 +83,37 @@ class ThreadsScreen(Screen[None]):
             return
         self.show_threads(threads)
 
+    def on_resize(self) -> None:
+        """The titles take the new width; the cursor stays on its row."""
+        if self.threads:
+            table = self.query_one(DataTable)
+            cursor = table.cursor_row
+            self.show_threads(self.threads)
+            table.move_cursor(row=cursor)
+
+    def _title_room(self, threads: list[ThreadView]) -> int:
+        """The title's width: what the screen leaves once the mark, the id (``--thread``
+        needs it whole), the counts and the dates have theirs, so no column is cut off
+        at 80 columns (each column has a cell of padding either side)."""
+        fixed = [1, max(len(t.id) for t in threads), 5, 16, 16]
+        frame = 2 * 2 + 2 + 2  # the box's margins and border, the scrollbar
+        return max(8, self.size.width - frame - sum(w + 2 for w in fixed) - 2)
+
     def show_threads(self, threads: list[ThreadView]) -> None:
         self.threads = threads
         table = self.query_one(DataTable)
         table.clear()
+        room = self._title_room(threads) if threads else 0
         for thread in threads:
             mark = "●" if thread.id == self.current else " "
             table.add_row(
                 mark,
+                thread.id,
                 # the table reads a str as markup: a title's "[/]" broke the screen
-                escape(one_line(thread.title)) or "(untitled)",
+                escape(one_line(thread.title, room)) or "(untitled)",
                 str(thread.goal_count),
                 _when(thread.last_active),
                 _when(thread.created_at),
-                thread.id,
                 key=thread.id,
             )
         empty = self.query_one("#threads-empty", Static)

@@ -126,7 +126,7 @@ async def test_steer_reaches_the_next_assessment_and_stays_on_reopen(rig: Rig) -
         await until(lambda: not app._run_going(), pilot)
         await settle(app, pilot)
         thread_id = app.require_session().thread_id
-        note = f"note to {goal_id}: Use British spelling"
+        note = f"{goal_id} · your note: Use British spelling"
         assert note in user_lines(app)
         assert note in [b.get("note") for b in app.handler.state.blocks(goal_id)]
     # the next assessment's prompt (what the model received) carries the note
@@ -158,7 +158,7 @@ async def test_enter_on_the_running_goal_in_the_tree_writes_it_a_note(rig: Rig) 
         await pilot.press("enter")
         await until(lambda: isinstance(app.screen, GoalInputDialog), pilot)
         await pilot.press(*"Skip tests", "enter")
-        await until(lambda: f"note to {goal_id}: Skip tests" in user_lines(app), pilot)
+        await until(lambda: f"{goal_id} · your note: Skip tests" in user_lines(app), pilot)
         held.release.set()
         await until(lambda: not app._run_going(), pilot)
         await settle(app, pilot)

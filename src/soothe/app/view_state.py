@@ -526,7 +526,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
         goal's view; the planner reads it at the goal's next assessment."""
         if event.goal_id:
             self.note(
-                [CONVERSATION, event.goal_id], f"note to {event.goal_id}: {event.text}", "user"
+                [CONVERSATION, event.goal_id], f"{event.goal_id} · your note: {event.text}", "user"
             )
 
     # -- events: planning --------------------------------------------------------------------

@@ -36,6 +36,7 @@ import soothe.widgets
 from soothe.app.main import SootheApp
 from soothe.app.screens.dialogs import ConfirmDialog
 from soothe.app.screens.main import MainScreen
+from soothe.widgets.goal_tree import NodeRef
 from tests.app import real_harness
 from tests.app.real_harness import (
     Pause,
@@ -322,7 +323,10 @@ async def test_every_key_on_a_finished_thread(
         await ready(app, pilot)
         await send(app, pilot, "Summarise the README")
         await settle(app, pilot)
-        assert app.session.goals(), "the request made a goal"
+        goals = app.session.goals()
+        assert goals, "the request made a goal"
+        app.main.goal_tree.show_ref(NodeRef("goal", goals[0].id))  # its keys act on it
+        await settle(app, pilot)
         presser = Presser(app, pilot, caplog, EXPLORED.setdefault("finished thread", set()))
         await presser.every_key("finished thread")
         await settle(app, pilot)

@@ -11,6 +11,7 @@ import contextlib
 import gc
 from typing import TYPE_CHECKING
 
+from soothe.app.loop_timers import purge_cancelled
 from soothe.app.session_api import SessionAPI
 from soothe.engine.config_file import ConfigError
 from soothe.themes import DEFAULT_THEME
@@ -196,8 +197,10 @@ class BootMixin(_Base):
                 self.set_interval(IDLE_GC_CHECK_S, lambda: idle_gc(self.running))
 
     def release_offscreen(self) -> int:
-        """Let go of the drawn lines of every widget out of view (``widgets/offscreen``);
-        how many widgets held some."""
+        """Let go of the drawn lines of every widget out of view (``widgets/offscreen``)
+        and of the cancelled timers of finished runs (``loop_timers``); how many widgets
+        held lines."""
+        purge_cancelled(asyncio.get_running_loop())  # what finished runs' timers kept
         return sum(release_offscreen(screen) for screen in self.screen_stack)
 
     async def _start_engine(self) -> None:

@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-pg test-real bench lint format clean lock
+.PHONY: run test test-keys test-pg test-real bench lint format clean lock
 
 # Installs come from the lock: uv.lock pins every package with its hashes, and
 # requirements.txt is its export for pip (make lock writes both), so a clean clone gets
@@ -43,6 +43,11 @@ run: $(STAMP)
 # most tests wait on subprocesses and loopback servers, so 4 fit 2 cores.
 test: $(STAMP)
 	env -u NO_COLOR $(BIN)/pytest -q -n 4 --dist loadfile
+
+# Every key the app declares, pressed in every focus, on an empty app, mid-run and on a
+# finished thread, at 80x24 and 120x40 (make test keeps one of these cases).
+test-keys: $(STAMP)
+	env -u NO_COLOR $(BIN)/pytest -q -n 2 -m keys tests/app/test_every_key.py
 
 # Against a real PostgreSQL server: a throwaway cluster in a temp dir (tests/pg/cluster.py).
 test-pg: $(STAMP)

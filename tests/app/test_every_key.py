@@ -254,6 +254,23 @@ class Presser:
 
 
 SIZES = [(80, 24), (120, 40)]
+
+
+def sizes(in_make_test: tuple[int, int] | None = None) -> list[Any]:
+    """Each size as a parameter. The whole matrix (three states at two sizes, ~2 minutes
+    of CPU) runs under ``make test-keys`` (marker ``keys``, run by CI); ``make test``
+    keeps the one case ``in_make_test`` so the README's test command still presses every
+    key once."""
+    return [
+        pytest.param(
+            size,
+            id=f"{size[0]}x{size[1]}",
+            marks=() if size == in_make_test else (pytest.mark.keys,),
+        )
+        for size in SIZES
+    ]
+
+
 EXPLORED: dict[str, set[type]] = {}
 """Per state, the screens a key opened whose own keys were pressed: once per state, at
 the first size (the main screen's keys are pressed at both)."""
@@ -266,7 +283,7 @@ def test_the_keys_are_collected_from_the_classes() -> None:
     assert "ctrl+q" in DECLARED and "escape" in DECLARED
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("size", sizes())
 async def test_every_key_on_an_empty_app(
     rig: Rig, size: tuple[int, int], caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -281,7 +298,7 @@ async def test_every_key_on_an_empty_app(
         await presser.quit_keys(running=False)
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("size", sizes(in_make_test=(80, 24)))
 async def test_every_key_mid_run(
     rig: Rig,
     size: tuple[int, int],
@@ -312,7 +329,7 @@ def _release(*pauses: Pause) -> None:
         pause.release.set()
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("size", sizes())
 async def test_every_key_on_a_finished_thread(
     rig: Rig, size: tuple[int, int], caplog: pytest.LogCaptureFixture
 ) -> None:

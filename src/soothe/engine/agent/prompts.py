@@ -112,22 +112,3 @@ def _titled(title: str, body: str) -> str:
 def packed_step_prompt(parts: list[Part], chars: int) -> str:
     """The step prompt in at most ``chars`` characters (``packer.pack_parts``)."""
     return pack_parts(parts, chars).text
-
-
-def step_prompt(
-    *,
-    goal: str,
-    step_id: str,
-    description: str,
-    expected_output: str,
-    context_text: str,
-    evidence_text: str,
-) -> str:
-    parts = [f"Goal: {goal.strip()}", f"Step {step_id}: {description.strip()}"]
-    if expected_output.strip():
-        parts.append(f"Expected output: {expected_output.strip()}")
-    if context_text.strip():
-        parts.append("Context:\n" + cap_text(context_text.strip(), MAX_SECTION_CHARS)[0])
-    if evidence_text.strip():
-        parts.append("Evidence so far:\n" + cap_text(evidence_text.strip(), MAX_SECTION_CHARS)[0])
-    return "\n\n".join(parts)

@@ -178,3 +178,26 @@ async def test_the_demo_model_keeps_only_its_last_call() -> None:
         await hub.stream_text([HumanMessage(content=f"hello {n}")])
     assert [call.index for call in model.calls] == [2]  # the count goes on
     assert model.calls[0].messages[-1].content == "hello 2"
+
+
+def test_the_demo_reads_a_readme_only_when_the_glob_found_one() -> None:
+    """In a folder without a README the glob says so in a sentence that names README*;
+    the demo must not pass that sentence to read_file as a path (a failed tool row and a
+    'Tool read_file failed' toast on every first run in such a folder)."""
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    from soothe.engine.loop.demo_brain import chat
+
+    asked = HumanMessage(content="Goal: summarise\n\nStep S-02: Read the README of the workspace")
+    call = AIMessage(
+        content="", tool_calls=[{"name": "glob", "args": {"pattern": "README*"}, "id": "c1"}]
+    )
+    none = (
+        "no paths match README*; this matches the top level only, use **/README* for subdirectories"
+    )
+    reply = chat([asked, call, ToolMessage(content=none, tool_call_id="c1")], {"tools": ["x"]})
+    assert isinstance(reply, str) and none.split(";")[0] in reply
+    found = chat(
+        [asked, call, ToolMessage(content="README.md", tool_call_id="c1")], {"tools": ["x"]}
+    )
+    assert found.tool_calls == [{"name": "read_file", "args": {"path": "README.md"}}]

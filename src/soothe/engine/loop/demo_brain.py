@@ -178,7 +178,8 @@ def chat(messages: list[Any], info: dict[str, Any]) -> Any:
             return ScriptedReply(tool_calls=[{"name": "glob", "args": {"pattern": "README*"}}])
     if has_tools and tool_results and re.search(r"\bread the readme\b", step, re.I):
         found = [ln.strip() for ln in str(tool_results[-1].content).splitlines() if ln.strip()]
-        if len(tool_results) == 1 and found and "README" in found[0]:
+        # A path, not glob's "no paths match README*; …" sentence.
+        if len(tool_results) == 1 and found and re.fullmatch(r"\S*README\S*", found[0]):
             return ScriptedReply(tool_calls=[{"name": "read_file", "args": {"path": found[0]}}])
     if tool_results:
         body = str(tool_results[-1].content).strip().splitlines()

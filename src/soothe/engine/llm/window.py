@@ -75,6 +75,15 @@ def _over_trained(setting: str, asked: int, trained: int) -> str:
     )
 
 
+def _setting(setting: str, asked: int, trained: int | None) -> ContextWindow:
+    """The window a setting asks for, capped by the trained context (with the warning)."""
+    if trained is not None and asked > trained:
+        return ContextWindow(
+            trained, setting + _CAPPED, trained, _over_trained(setting, asked, trained)
+        )
+    return ContextWindow(asked, setting, trained)
+
+
 def resolve_window(settings: ModelSettings, info: ModelInfo) -> ContextWindow:
     """The context window for ``settings`` given what the server said (``info``)."""
     trained = info.context_length if info.context_length and info.context_length > 0 else None
@@ -85,14 +94,7 @@ def resolve_window(settings: ModelSettings, info: ModelInfo) -> ContextWindow:
         if asked is None:
             tokens = min(OLLAMA_DEFAULT_WINDOW, trained) if trained else OLLAMA_DEFAULT_WINDOW
             return ContextWindow(tokens, _OLLAMA_ASSUMED, trained)
-        if trained is not None and asked > trained:
-            return ContextWindow(
-                trained,
-                "model.num_ctx" + _CAPPED,
-                trained,
-                _over_trained("model.num_ctx", asked, trained),
-            )
-        return ContextWindow(asked, "model.num_ctx", trained)
+        return _setting("model.num_ctx", asked, trained)
     configured = settings.context_window
     reported = info.context_window if info.context_window and info.context_window > 0 else None
     where = info.window_field or "/v1/models"
@@ -100,14 +102,7 @@ def resolve_window(settings: ModelSettings, info: ModelInfo) -> ContextWindow:
         # The server's loaded window: what it will actually hold.
         return ContextWindow(reported, where, trained)
     if configured is not None:
-        if trained is not None and configured > trained:
-            return ContextWindow(
-                trained,
-                "model.context_window" + _CAPPED,
-                trained,
-                _over_trained("model.context_window", configured, trained),
-            )
-        return ContextWindow(configured, "model.context_window", trained)
+        return _setting("model.context_window", configured, trained)
     if reported is not None:  # only the trained maximum is known
         return ContextWindow(reported, where, trained)
     return ContextWindow(

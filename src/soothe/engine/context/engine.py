@@ -29,6 +29,7 @@ from soothe.engine.context.graph import GoalGraph
 from soothe.engine.context.ledger import Ledger
 from soothe.engine.context.models import (
     EvidenceEntry,
+    GoalBudget,
     GoalNode,
     GoalSpec,
     LedgerEntry,
@@ -253,6 +254,8 @@ class ContextEngine:
         thread_id: str = "",
         topic: str = "",
         max_retries: int = 2,
+        criteria: Sequence[str] = (),
+        budget: GoalBudget | None = None,
     ) -> GoalNode:
         spec = goal_spec(
             {
@@ -266,6 +269,8 @@ class ContextEngine:
                 "thread_id": thread_id,
                 "topic": topic,
                 "max_retries": max_retries,
+                "criteria": list(criteria),
+                "budget": budget or GoalBudget(),
             }
         )
         return (await self._goals.create([spec]))[0]

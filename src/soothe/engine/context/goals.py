@@ -22,7 +22,7 @@ from soothe.engine.context.errors import (
 )
 from soothe.engine.context.graph import MAX_GOAL_DEPTH
 from soothe.engine.context.lifecycle import check_goal_move, goal_move_allowed
-from soothe.engine.context.models import TERMINAL_STATES, GoalNode, GoalSpec
+from soothe.engine.context.models import TERMINAL_STATES, Criterion, GoalNode, GoalSpec
 from soothe.engine.context.observers import SENT_BACK
 from soothe.engine.context.steps import StepDAG
 from soothe.engine.context.store import SET_META
@@ -206,6 +206,8 @@ class GoalOps:
                 thread_id=spec.thread_id,
                 topic=spec.topic,
                 max_retries=spec.max_retries,
+                criteria=tuple(Criterion(text=text) for text in spec.criteria),
+                budget=spec.budget,
                 created_at=now,
                 updated_at=now,
             )

@@ -17,10 +17,37 @@ if TYPE_CHECKING:
     from soothe.engine.context.steps import StepDAG
 
 GoalSource = Literal["user", "directive", "file_discovery", "decomposition"]
+Verdict = Literal["met", "unmet", "unknown"]
 
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Criterion(_Frozen):
+    """One done-when criterion the user set on a goal, with the verifier's last verdict
+    (None until a verifier has checked it) and the evidence ids that verdict rests on."""
+
+    text: str
+    verdict: Verdict | None = None
+    reason: str = ""
+    evidence: tuple[str, ...] = ()
+
+
+class GoalBudget(_Frozen):
+    """What one goal may spend; None is no cap."""
+
+    calls: int | None = None
+    tokens: int | None = None
+    time_s: float | None = None
+
+
+class GoalSpend(_Frozen):
+    """What one goal has spent so far (model calls, tokens, wall time running)."""
+
+    calls: int = 0
+    tokens: int = 0
+    time_s: float = 0.0
 
 
 class GoalNode(_Frozen):
@@ -50,6 +77,10 @@ class GoalNode(_Frozen):
     updated_at: float = 0.0
     started_at: float | None = None
     finished_at: float | None = None
+    criteria: tuple[Criterion, ...] = ()
+    """Done-when criteria (stored as JSON; see ``store.GOAL_JSON``)."""
+    budget: GoalBudget = GoalBudget()
+    spent: GoalSpend = GoalSpend()
 
     _dag: StepDAG | None = PrivateAttr(default=None)
 
@@ -119,6 +150,9 @@ class GoalSpec(BaseModel):
     thread_id: str = ""
     topic: str = ""
     max_retries: int = Field(2, ge=0)
+    criteria: list[str] = Field(default_factory=list)
+    """Done-when criteria, each one line the verifier checks against evidence."""
+    budget: GoalBudget = GoalBudget()
     ref: str | None = None
 
 

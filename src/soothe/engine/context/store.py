@@ -89,6 +89,12 @@ MIGRATIONS: list[list[str]] = [
             id INTEGER PRIMARY KEY, thread_id TEXT NOT NULL, data TEXT NOT NULL)""",
         "CREATE INDEX transcript_thread ON transcript (thread_id, id)",
     ],
+    # v3: a goal's done-when criteria, its budget and its spend (JSON, see GOAL_JSON)
+    [
+        "ALTER TABLE goals ADD COLUMN criteria TEXT NOT NULL DEFAULT '[]'",
+        "ALTER TABLE goals ADD COLUMN budget TEXT NOT NULL DEFAULT '{}'",
+        "ALTER TABLE goals ADD COLUMN spent TEXT NOT NULL DEFAULT '{}'",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -115,7 +121,12 @@ GOAL_COLUMNS: tuple[str, ...] = (
     "updated_at",
     "started_at",
     "finished_at",
+    "criteria",
+    "budget",
+    "spent",
 )
+GOAL_JSON: frozenset[str] = frozenset({"criteria", "budget", "spent"})
+"""Goal columns stored as JSON text (pydantic models and tuples of them)."""
 EDGE_KINDS: tuple[str, ...] = ("depends_on", "informs", "conflicts_with")
 STEP_COLUMNS: tuple[str, ...] = (
     "goal_id",
@@ -161,8 +172,18 @@ DELETE_EDGE = "DELETE FROM goal_edges WHERE kind = ? AND src = ? AND dst = ?"
 SET_META = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
 
 
+def goal_value(goal: GoalNode, column: str) -> Any:
+    """A goal's column as stored: JSON text for the columns in ``GOAL_JSON``."""
+    value = getattr(goal, column)
+    if column not in GOAL_JSON:
+        return value
+    if isinstance(value, tuple):
+        return json.dumps([item.model_dump() for item in value])
+    return json.dumps(value.model_dump(exclude_defaults=True))
+
+
 def goal_row(goal: GoalNode) -> tuple[Any, ...]:
-    return tuple(getattr(goal, c) for c in GOAL_COLUMNS)
+    return tuple(goal_value(goal, c) for c in GOAL_COLUMNS)
 
 
 def step_row(step: StepNode) -> tuple[Any, ...]:
@@ -194,7 +215,7 @@ def goal_ops(old: GoalNode | None, new: GoalNode | None) -> list[Op]:
         changed = [c for c in GOAL_COLUMNS[1:] if getattr(old, c) != getattr(new, c)]
         if changed:
             sets = ", ".join(f"{c} = ?" for c in changed)
-            values = tuple(getattr(new, c) for c in changed)
+            values = tuple(goal_value(new, c) for c in changed)
             ops.append((f"UPDATE goals SET {sets} WHERE id = ?", (*values, new.id)))
     for kind in EDGE_KINDS:
         before: tuple[str, ...] = getattr(old, kind) if old is not None else ()
@@ -525,6 +546,8 @@ def decode_rows(
         mine = edges.get(data["id"], empty)
         for kind in EDGE_KINDS:
             data[kind] = tuple(mine.get(kind, ()))
+        for key in GOAL_JSON:
+            data[key] = json.loads(data[key])
         loaded.goals.append(GoalNode(**data))
     for row in raw["steps"]:
         data = dict(zip(STEP_COLUMNS, row, strict=True))

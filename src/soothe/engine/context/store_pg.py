@@ -110,6 +110,12 @@ PG_MIGRATIONS: list[list[str]] = [
         "CREATE INDEX memory_thread ON memory (thread_id)",
         "CREATE SEQUENCE soothe_id_block START 1",
     ],
+    # v2: a goal's done-when criteria, its budget and its spend (JSON, see GOAL_JSON)
+    [
+        "ALTER TABLE goals ADD COLUMN criteria TEXT NOT NULL DEFAULT '[]'",
+        "ALTER TABLE goals ADD COLUMN budget TEXT NOT NULL DEFAULT '{}'",
+        "ALTER TABLE goals ADD COLUMN spent TEXT NOT NULL DEFAULT '{}'",
+    ],
 ]
 PG_SCHEMA_VERSION = len(PG_MIGRATIONS)
 

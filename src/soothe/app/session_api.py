@@ -9,6 +9,7 @@ use): widgets hold them without reaching into engine internals.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from soothe.engine.outcome import RunOutcome
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from soothe.engine.agent.undo import UndoReport
     from soothe.engine.bus import EventBus
     from soothe.engine.config import Settings
+    from soothe.engine.goal_contract import GoalBudget
     from soothe.engine.interact import InteractBroker
     from soothe.engine.views import (
         EvidenceView,
@@ -75,7 +77,14 @@ class SessionAPI(Protocol):
 
     def evidence(self, goal_id: str | None = None) -> list[EvidenceView]: ...
 
-    async def add_goal(self, description: str, *, priority: int = 50) -> str: ...
+    async def add_goal(
+        self,
+        description: str,
+        *,
+        priority: int = 50,
+        criteria: Sequence[str] = (),
+        budget: GoalBudget | None = None,
+    ) -> str: ...
 
     async def add_dependency(self, goal_id: str, depends_on: str) -> None:
         """Raises ValueError with a one-line message when the edge would make a cycle."""

@@ -6,8 +6,10 @@ the ContextEngine, and the read-only views (``engine.views``) the widgets hold.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from soothe.engine.goal_contract import GoalBudget
 from soothe.engine.views import EvidenceView, GoalView, StepView
 
 if TYPE_CHECKING:
@@ -51,6 +53,9 @@ class SessionGoals:
             steps=steps,
             findings=goal.findings or "",
             error=goal.error or "",
+            criteria=list(goal.criteria),
+            budget=goal.budget,
+            spent=goal.spent,
         )
 
     def evidence(self, goal_id: str | None = None) -> list[EvidenceView]:
@@ -74,10 +79,22 @@ class SessionGoals:
             for e in self.context.evidence(gid)
         ]
 
-    async def add_goal(self, description: str, *, priority: int = 50) -> str:
+    async def add_goal(
+        self,
+        description: str,
+        *,
+        priority: int = 50,
+        criteria: Sequence[str] = (),
+        budget: GoalBudget | None = None,
+    ) -> str:
         thread_id = await self.ensure_thread(description)
         goal = await self.context.create_goal(
-            description, priority=priority, thread_id=thread_id, source="user"
+            description,
+            priority=priority,
+            thread_id=thread_id,
+            source="user",
+            criteria=criteria,
+            budget=budget,
         )
         return goal.id
 

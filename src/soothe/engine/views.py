@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from soothe.engine.events import EvidenceKind, GoalStatus, StepKind, StepStatus
+from soothe.engine.goal_contract import Criterion, GoalBudget, GoalSpend
 
 ProviderStatus = Literal["unknown", "reachable", "unreachable", "demo"]
 
@@ -38,6 +39,9 @@ class GoalView(_View):
     steps: list[StepView] = Field(default_factory=list)
     findings: str = ""
     error: str = ""
+    criteria: list[Criterion] = Field(default_factory=list)
+    budget: GoalBudget = GoalBudget()
+    spent: GoalSpend = GoalSpend()
 
 
 class EvidenceView(_View):

@@ -12,42 +12,16 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from soothe.engine.events import EvidenceKind, GoalStatus, StepKind, StepStatus
+from soothe.engine.goal_contract import Criterion, GoalBudget, GoalSpend
 
 if TYPE_CHECKING:
     from soothe.engine.context.steps import StepDAG
 
 GoalSource = Literal["user", "directive", "file_discovery", "decomposition"]
-Verdict = Literal["met", "unmet", "unknown"]
 
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Criterion(_Frozen):
-    """One done-when criterion the user set on a goal, with the verifier's last verdict
-    (None until a verifier has checked it) and the evidence ids that verdict rests on."""
-
-    text: str
-    verdict: Verdict | None = None
-    reason: str = ""
-    evidence: tuple[str, ...] = ()
-
-
-class GoalBudget(_Frozen):
-    """What one goal may spend; None is no cap."""
-
-    calls: int | None = None
-    tokens: int | None = None
-    time_s: float | None = None
-
-
-class GoalSpend(_Frozen):
-    """What one goal has spent so far (model calls, tokens, wall time running)."""
-
-    calls: int = 0
-    tokens: int = 0
-    time_s: float = 0.0
 
 
 class GoalNode(_Frozen):

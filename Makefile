@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-keys test-pg test-real bench lint format clean lock
+.PHONY: run test test-keys test-snapshots test-acp test-pg test-real bench lint format clean lock
 
 # Installs come from the lock: uv.lock pins every package with its hashes, and
 # requirements.txt is its export for pip (make lock writes both), so a clean clone gets
@@ -48,6 +48,16 @@ test: $(STAMP)
 # finished thread, at 80x24 and 120x40 (make test keeps one of these cases).
 test-keys: $(STAMP)
 	env -u NO_COLOR $(BIN)/pytest -q -n 2 -m keys tests/app/test_every_key.py
+
+# Every screen, modal and panel state on the real Session, at 80x24 and 120x40, and each
+# theme (make test keeps the first 19 shots).
+test-snapshots: $(STAMP)
+	env -u NO_COLOR $(BIN)/pytest -q -n 2 -m snapshots tests/snapshots
+
+# soothe acp driven by the protocol's own client side, the longer matrix (make test keeps
+# the handshake, a prompt and a permission).
+test-acp: $(STAMP)
+	env -u NO_COLOR $(BIN)/pytest -q -m acp tests
 
 # Against a real PostgreSQL server: a throwaway cluster in a temp dir (tests/pg/cluster.py).
 test-pg: $(STAMP)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from soothe.engine.context import CALLBACK_NAMES, ContextEngine, StepSpec
-from soothe.engine.events import EventBase, parse_event
+from soothe.engine.events import EventBase, GoalStatusChanged, parse_event
 
 
 async def test_every_goal_event_carries_its_ids(
@@ -75,17 +75,47 @@ async def test_callbacks_sync_and_async(engine: ContextEngine, recorder: Any) ->
         "goal_created": [(g.id,), (h.id,)],
         "goal_blocked": [(g.id,)],
         "goal_unblocked": [(g.id,)],
-        "goal_suspended": [(g.id,)],
+        "goal_suspended": [(g.id, "")],
         "goal_resumed": [(g.id,)],
         "goal_activated": [(g.id,), (h.id,)],
         "step_started": [(g.id, "A")],
         "step_failed": [(g.id, "A")],
         "step_skipped": [(g.id, "B")],
         "goal_completed": [(g.id,)],
-        "goal_failed": [(h.id,)],
-        "goal_cancelled": [(h.id,)],
+        "goal_failed": [(h.id, "retry me")],
+        "goal_cancelled": [(h.id, "")],
     }
     assert async_calls == [g.id]
+
+
+async def test_cancel_reason_reaches_event_and_callbacks(
+    engine: ContextEngine, events: list[EventBase]
+) -> None:
+    """The seed calls ``goal_cancelled(goal_id, reason)``; a one-argument callback still
+    gets the goal id alone. Sub-goals cancelled with it name the parent and the reason."""
+    with_reason: list[tuple[str, str]] = []
+    ids_only: list[str] = []
+    suspended: list[tuple[str, str]] = []
+
+    async def on_cancel(goal_id: str, reason: str) -> None:
+        with_reason.append((goal_id, reason))
+
+    engine.on("goal_cancelled", on_cancel)
+    engine.on("goal_cancelled", ids_only.append)
+    engine.on("goal_suspended", lambda goal_id, reason: suspended.append((goal_id, reason)))
+    root = await engine.create_goal("root")
+    child = await engine.create_goal("child", parent_id=root.id)
+    other = await engine.create_goal("other")
+    await engine.suspend_goal(other.id, "budget: tokens 200k")
+    await engine.cancel_goal(root.id, reason="user changed their mind")
+    moves = [(e.goal_id, e.reason) for e in events if isinstance(e, GoalStatusChanged)]
+    assert moves[-2:] == [
+        (child.id, f"parent {root.id} cancelled: user changed their mind"),
+        (root.id, "user changed their mind"),
+    ]
+    assert with_reason == moves[-2:]
+    assert ids_only == [child.id, root.id]
+    assert suspended == [(other.id, "budget: tokens 200k")]
 
 
 async def test_callback_may_call_the_engine_and_errors_are_contained(
@@ -147,6 +177,6 @@ async def test_callbacks_follow_the_bus_events(engine: ContextEngine, recorder: 
     assert got == {
         "goal_sent_back": [(goal.id,)],
         "goal_validated": [(goal.id,)],
-        "goal_failed": [(goal.id,)],
+        "goal_failed": [(goal.id, "verification failed")],
         "goal_resumed": [(goal.id,)],
     }

@@ -28,10 +28,12 @@ from soothe.engine.context.goals import RESUMABLE, GoalOps, goal_spec, move
 from soothe.engine.context.graph import GoalGraph
 from soothe.engine.context.ledger import Ledger
 from soothe.engine.context.models import (
+    Criterion,
     EvidenceEntry,
     GoalBudget,
     GoalNode,
     GoalSpec,
+    GoalSpend,
     LedgerEntry,
     StepNode,
     StepSpec,
@@ -175,7 +177,9 @@ class ContextEngine:
 
     def on(self, name: str, fn: Callable[..., Any]) -> Callable[[], None]:
         """Call ``fn(goal_id)`` (goal_*) or ``fn(goal_id, step_id)`` (step_*) after each such
-        change has been committed. ``fn`` may be sync or async. Returns a remover."""
+        change has been committed; ``goal_cancelled`` / ``goal_suspended`` / ``goal_failed``
+        pass ``fn(goal_id, reason)`` (the error for a failure) when ``fn`` takes a second
+        argument, as the seed does. ``fn`` may be sync or async. Returns a remover."""
         return self._uow.observers.on(name, fn)
 
     # --- reading goals -----------------------------------------------------------------
@@ -270,7 +274,8 @@ class ContextEngine:
                 "topic": topic,
                 "max_retries": max_retries,
                 "criteria": list(criteria),
-                "budget": budget or GoalBudget(),
+                # None: the default caps (``goals.budget``), stamped on at creation
+                **({"budget": budget} if budget is not None else {}),
             }
         )
         return (await self._goals.create([spec]))[0]
@@ -340,6 +345,62 @@ class ContextEngine:
         """Verification rejected an active goal's result: back to pending while
         send_back_count < max_send_backs, else failed."""
         return await self._goals.send_back(goal_id, reason)
+
+    async def set_criteria(self, goal_id: str, criteria: Sequence[str]) -> GoalNode:
+        """Replace a goal's done-when criteria (published as goal.criteria_set)."""
+        return await self._goals.set_criteria(goal_id, criteria)
+
+    async def record_verdicts(self, goal_id: str, criteria: Sequence[Criterion]) -> GoalNode:
+        """Store the verifier's verdicts on the goal (published as goal.verified)."""
+        return await self._goals.record_verdicts(goal_id, criteria)
+
+    # --- budget and spend (per-goal caps) -------------------------------------------------
+
+    @property
+    def default_budget(self) -> GoalBudget:
+        """The caps a goal created without its own gets (``goals.budget``)."""
+        return self._goals.default_budget
+
+    @default_budget.setter
+    def default_budget(self, budget: GoalBudget) -> None:
+        self._goals.default_budget = budget
+
+    def charge_goal(self, goal_id: str, calls: int, tokens: int) -> None:
+        """Count a model request made for ``goal_id`` (stored before its next call, or
+        when it stops running). An unknown goal (removed meanwhile) is not charged."""
+        if goal_id in self._state.graph.goals:
+            self._state.spend.charge(goal_id, calls, tokens)
+
+    def goal_spend(self, goal_id: str) -> GoalSpend:
+        """What the goal has spent, the part not yet stored included."""
+        goal = self._state.goal(goal_id)
+        return self._state.spend.current(goal_id, goal.spent)
+
+    def over_budget(self, goal_id: str) -> str:
+        """``budget: tokens 200k`` when the goal's spend has reached a cap, else ""."""
+        from soothe.engine.goal_budget import budget_reason
+
+        return budget_reason(self._state.goal(goal_id).budget, self.goal_spend(goal_id))
+
+    async def admit_goal(self, goal_id: str) -> str:
+        """Before a model call for ``goal_id``: store its spend so far, then "" (go on) or
+        the cap it reached (``budget: tokens 200k``: the call must not be made)."""
+        if goal_id not in self._state.graph.goals:
+            return ""
+        goal = self._state.goal(goal_id)
+        if goal.status == "active":  # e.g. a worker took over a goal left active
+            self._state.spend.start(goal_id)
+        await self._goals.store_spend(goal_id)
+        return self.over_budget(goal_id)
+
+    async def store_spend(self, goal_id: str) -> GoalNode:
+        """Store what the goal spent so far (one goal.spent); nothing new, no write."""
+        return await self._goals.store_spend(goal_id)
+
+    async def set_budget(self, goal_id: str, budget: GoalBudget) -> GoalNode:
+        """Replace the goal's caps (one goal.budget event). A raised cap lets a goal
+        suspended at its budget run again once resumed."""
+        return await self._goals.set_budget(goal_id, budget)
 
     async def cancel_goal(self, goal_id: str, reason: str = "") -> GoalNode:
         """-> cancelled, after cancelling every unfinished sub-goal, deepest first."""

@@ -2,7 +2,10 @@
 
 ``on`` adds one bus listener that matches events to the callback name (``callback_of``
 says which event is which callback) and calls ``fn(goal_id)`` for goal_* names or
-``fn(goal_id, step_id)`` for step_* names. There is no second notification path: the
+``fn(goal_id, step_id)`` for step_* names. As in the seed, ``goal_cancelled`` and
+``goal_suspended`` also pass the move's reason and ``goal_failed`` its error
+(``fn(goal_id, reason)``) to a callback that takes a second positional argument; a
+one-argument callback gets the goal id only. There is no second notification path: the
 engine publishes its events and the callbacks follow from them.
 
 The engine's writer publishes while it holds its lock, so calls matched then are collected
@@ -80,7 +83,25 @@ _OTHER_CALLBACK: dict[type[EventBase], str] = {
     StepSkipped: "step_skipped",
 }
 
+_WITH_REASON = frozenset({"goal_cancelled", "goal_suspended", "goal_failed"})
+"""Callbacks the seed calls as ``fn(goal_id, reason)`` (the error for goal_failed)."""
+
 Call = tuple[str, Callable[..., Any], tuple[str, ...]]
+
+
+def positional_arity(fn: Callable[..., Any]) -> int:
+    """How many positional arguments ``fn`` takes (a large number for ``*args``)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: give it everything
+        return 99
+    count = 0
+    for param in params:
+        if param.kind is param.VAR_POSITIONAL:
+            return 99
+        if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            count += 1
+    return count
 
 
 def _move_callback(event: GoalStatusChanged) -> str:
@@ -100,7 +121,11 @@ def callback_of(event: EventBase) -> tuple[str, tuple[str, ...]] | None:
     if not event.goal_id:
         return None
     if isinstance(event, GoalStatusChanged):
-        return _move_callback(event), (event.goal_id,)
+        moved = _move_callback(event)
+        if moved in _WITH_REASON:
+            why = event.error if moved == "goal_failed" else event.reason
+            return moved, (event.goal_id, why)
+        return moved, (event.goal_id,)
     name = _OTHER_CALLBACK.get(type(event))
     if name is None:
         return None
@@ -121,12 +146,13 @@ class Observers:
         if name not in CALLBACK_NAMES:
             known = ", ".join(sorted(CALLBACK_NAMES))
             raise ValueError(f"unknown callback {name!r}; one of {known}")
+        arity = max(1, positional_arity(fn))
 
         def listener(event: EventBase) -> None:
             matched = callback_of(event)
             if matched is None or matched[0] != name:
                 return
-            call = (name, fn, matched[1])
+            call = (name, fn, matched[1][:arity])
             if self._collecting is not None:
                 self._collecting.append(call)
             else:

@@ -192,13 +192,19 @@ async def test_resume_goal_from_paused_and_cancelled(engine: ContextEngine) -> N
         await engine.resume_goal(done.id)
 
 
-async def test_unblock_only_from_blocked(engine: ContextEngine) -> None:
+async def test_unblock_moves_only_a_blocked_goal(
+    engine: ContextEngine, events: list[EventBase]
+) -> None:
     goal = await _goal_in(engine, "blocked")
     assert (await engine.unblock_goal(goal.id)).status == "pending"
-    assert (await engine.unblock_goal(goal.id)).status == "pending"  # no-op
-    suspended = await _goal_in(engine, "suspended")
-    with pytest.raises(IllegalTransition, match="unblock"):
-        await engine.unblock_goal(suspended.id)
+    for state in GOAL_STATES:  # the seed's unblock on anything not blocked: a no-op
+        if state == "blocked":
+            continue
+        other = await _goal_in(engine, state)
+        before = len(events)
+        assert (await engine.unblock_goal(other.id)) == engine.get_goal(other.id)
+        assert engine.get_goal(other.id).status == state
+        assert events[before:] == []
 
 
 async def test_named_helpers_reach_validated_and_awaiting(engine: ContextEngine) -> None:

@@ -317,11 +317,9 @@ class ContextEngine:
         return await self._goals.transition(goal_id, "blocked", reason=reason)
 
     async def unblock_goal(self, goal_id: str) -> GoalNode:
-        """blocked -> pending (a goal already pending is left alone)."""
-        blocked = frozenset({"blocked"})
-        return await self._goals.back_to_pending(
-            goal_id, blocked, "unblock needs blocked", "unblocked"
-        )
+        """blocked -> pending; a goal in any other status is left alone (no error, no
+        event), as in the seed. ``resume_goal`` is the strict one."""
+        return await self._goals.unblock(goal_id)
 
     async def await_clarification(self, goal_id: str, reason: str = "") -> GoalNode:
         return await self._goals.transition(goal_id, "awaiting_clarification", reason=reason)

@@ -299,6 +299,14 @@ class GoalOps:
             move(change, goal_id, "pending", reason=reason)
         return self._uow.state.goal(goal_id)
 
+    async def unblock(self, goal_id: str) -> GoalNode:
+        """blocked -> pending; any other status is left as it is (the seed's no-op: no
+        error, no event)."""
+        async with self._uow.write() as change:
+            if change.goal(goal_id).status == "blocked":
+                move(change, goal_id, "pending", reason="unblocked")
+        return self._uow.state.goal(goal_id)
+
     async def retry(self, goal_id: str) -> GoalNode:
         async with self._uow.write() as change:
             goal = change.goal(goal_id)

@@ -229,6 +229,19 @@ async def test_timestamps_and_loop_id(engine: ContextEngine) -> None:
     assert done.updated_at >= done.created_at
 
 
+async def test_suspend_releases_the_loop(engine: ContextEngine, events: list[EventBase]) -> None:
+    """The seed's suspend clears the goal's loop: resumed, another loop claims it."""
+    goal = await engine.create_goal("x")
+    await engine.activate_goal(goal.id, loop_id="loop-1")
+    paused = await engine.suspend_goal(goal.id, "budget: calls 40")
+    assert (paused.status, paused.loop_id) == ("suspended", None)
+    moved = events[-1]
+    assert isinstance(moved, GoalStatusChanged) and moved.loop_id == "loop-1"
+    await engine.resume_goal(goal.id)
+    claimed = await engine.claim_goal(goal.id, loop_id="loop-2")
+    assert claimed is not None and (claimed.status, claimed.loop_id) == ("active", "loop-2")
+
+
 async def test_cancel_cascades_deepest_first(
     engine: ContextEngine, events: list[EventBase]
 ) -> None:

@@ -84,6 +84,33 @@ async def test_conflicting_goals_never_run_together_across_workers(pg_dsn: str) 
         await b.close()
 
 
+async def test_suspending_a_leased_goal_releases_its_lease(pg_dsn: str) -> None:
+    """Suspended, a goal lets go of its worker's lease in the same transaction: once
+    resumed another worker claims it at once (not after the lease runs out)."""
+    a, b = await _engine(pg_dsn), await _engine(pg_dsn)
+    try:
+        goal = await a.create_goal("long one")
+        qa, qb = GoalQueue(a, "A", lease_s=300), GoalQueue(b, "B", lease_s=300)
+        assert (await qa.claim()) is not None
+        await a.activate_goal(goal.id, loop_id="A-loop")
+        assert (await qa.lease_of(goal.id))[0] == "A"
+        await a.set_priority(goal.id, 70)  # a write that is not a move keeps the lease
+        assert (await qa.lease_of(goal.id))[0] == "A"
+        paused = await a.suspend_goal(goal.id, "suspended by the user")
+        assert paused.loop_id is None
+        assert await qa.lease_of(goal.id) == (None, None)
+        assert await qa.renew(goal.id), "released by the move, not taken: not lost"
+        await b.refresh()
+        await b.resume_goal(goal.id)
+        claim = await qb.claim()
+        assert claim is not None and claim.goal_id == goal.id
+        assert (await qb.lease_of(goal.id))[0] == "B"
+        assert not await qa.renew(goal.id), "now another worker's"
+    finally:
+        await a.close()
+        await b.close()
+
+
 DYING_WORKER = textwrap.dedent(
     """
     import asyncio, os, signal, sys

@@ -93,6 +93,8 @@ def move(
     if to == "pending":
         fields["loop_id"] = None
         fields["finished_at"] = None
+    if to == "suspended":  # it lets go of its loop: another loop or worker may take it
+        fields["loop_id"] = None
     fields.update(updates or {})
     new = change.stage(goal.model_copy(update=fields))
     scope = Scope(thread_id=new.thread_id, loop_id=new.loop_id or goal.loop_id, goal_id=goal_id)

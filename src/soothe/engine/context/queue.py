@@ -80,7 +80,9 @@ class GoalQueue:
         return Claim(str(row[0]), row[1] == "active")
 
     async def renew(self, goal_id: str) -> bool:
-        """Extend our lease; False when it is no longer ours (it expired and was taken)."""
+        """Extend our lease; False when it is no longer ours (it expired and was taken).
+        A lease released by the goal's move (suspended: nobody holds it) is not lost:
+        the worker's follower sees the move and stops the work itself."""
         if not self.shared:
             return True
         rows = await self.context.store.execute(
@@ -88,7 +90,12 @@ class GoalQueue:
             "WHERE id = %s AND lease_owner = %s RETURNING id",
             (self.lease_s, goal_id, self.owner),
         )
-        return bool(rows)
+        if rows:
+            return True
+        rows = await self.context.store.execute(
+            "SELECT lease_owner FROM goals WHERE id = %s", (goal_id,)
+        )
+        return bool(rows) and rows[0][0] is None
 
     async def release(self, goal_id: str) -> None:
         if not self.shared:

@@ -162,6 +162,28 @@ def translate(sql: str) -> str:
     return out
 
 
+_GOAL_UPDATE = re.compile(r"UPDATE goals SET (.*) WHERE id = \?$", re.S)
+RELEASE_LEASE = (
+    "UPDATE goals SET lease_owner = NULL, lease_until = NULL "
+    "WHERE id = %s AND lease_owner IS NOT NULL"
+)
+LEASE_RELEASING = frozenset({"suspended"})
+"""A goal moved to one of these lets go of its worker's lease in the same transaction
+(the loop_id is cleared by the move): resumed, any worker may claim it."""
+
+
+def lease_release(sql: str, params: Sequence[Any]) -> tuple[str, tuple[Any, ...]] | None:
+    """The statement releasing a goal's lease when ``sql`` (store.py's partial goal
+    update) moves the goal to a status in LEASE_RELEASING, else None."""
+    match = _GOAL_UPDATE.match(sql)
+    if match is None:
+        return None
+    columns = [part.split("=")[0].strip() for part in match.group(1).split(",")]
+    if "status" not in columns or params[columns.index("status")] not in LEASE_RELEASING:
+        return None
+    return RELEASE_LEASE, (params[-1],)
+
+
 def redact_dsn(dsn: str) -> str:
     """The DSN with its password replaced by ``***`` (URL or key=value form)."""
     dsn = re.sub(r"(://[^:/@?]*:)[^@/?]*@", r"\1***@", dsn)
@@ -273,6 +295,9 @@ class PgStore:
                     await conn.execute(_LEDGER_TRIM_OWN, (low, cutoff))
                     continue
                 await conn.execute(translate(sql), storable(params))
+                released = lease_release(sql, params)
+                if released is not None:
+                    await conn.execute(*released)
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         """One statement (PostgreSQL text) in its own transaction; rows as tuples."""

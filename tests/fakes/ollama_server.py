@@ -346,6 +346,7 @@ class FakeOllamaServer(FakeServer):
         self.version = version
         self.models: dict[str, FakeOllamaModel] = {}
         self._chat_log: list[ChatRecord] = []
+        self._counted: list[tuple[int, int]] = []
         for m in models:
             self.add_model(m)
 
@@ -355,6 +356,13 @@ class FakeOllamaServer(FakeServer):
         requests refused before (404, 400, 500 grammar) are not in it."""
         with self._lock:
             return list(self._chat_log)
+
+    @property
+    def counted(self) -> list[tuple[int, int]]:
+        """(prompt_eval_count, eval_count) of each reply that reached its end, in order:
+        the tokens the server says each call cost."""
+        with self._lock:
+            return list(self._counted)
 
     def kept_requests(self) -> list[dict[str, Any]]:
         """The chat bodies as the model saw them (cut to its window), in order."""
@@ -561,6 +569,8 @@ class FakeOllamaServer(FakeServer):
             prompt = prompt_tokens(body)
             # eval_count counts the thinking too (a token a piece).
             output = estimate_tokens(reply.output_chars()) + len(reply.thinking or [])
+        with self._lock:
+            self._counted.append((prompt, output))
         prompt_ns, eval_ns, load_ns = prompt * 1_000_000, output * 20_000_000, 5_000_000
         return {
             "done_reason": reply.done_reason,

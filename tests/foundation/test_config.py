@@ -264,6 +264,7 @@ def test_config_show_through_the_cli(
         "model",
         "loop",
         "run",
+        "goals",
         "projection",
         "storage",
         "tools",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextvars
 import os
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import (
     BaseModel,
@@ -24,6 +24,9 @@ from pydantic import (
     model_validator,
 )
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+if TYPE_CHECKING:
+    from soothe.engine.goal_contract import GoalBudget
 
 from soothe.engine.config_file import (
     DEFAULT_OLLAMA_MODEL,
@@ -183,6 +186,32 @@ class LoopSettings(_Section):
     step_tool_budget: int = Field(8, ge=1, le=50, description="tool calls per step")
 
 
+class GoalSettings(_Section):
+    """What goals get by default."""
+
+    budget: str = Field(
+        "",
+        description="default caps of each new goal, as --budget takes them: "
+        "'calls=40,tokens=200k,time=30m' (any of the three; '' or a missing key: no cap). "
+        "A goal that reaches a cap is suspended (reason 'budget: tokens 200k') and resumes "
+        "with a raised cap",
+    )
+
+    @model_validator(mode="after")
+    def _readable(self) -> GoalSettings:
+        if self.budget.strip():
+            from soothe.engine.goal_args import parse_budget
+
+            parse_budget(self.budget)  # a ValueError names the bad part
+        return self
+
+    def default_budget(self) -> GoalBudget:
+        from soothe.engine.goal_args import parse_budget
+        from soothe.engine.goal_contract import GoalBudget
+
+        return parse_budget(self.budget) if self.budget.strip() else GoalBudget()
+
+
 class ProjectionSettings(_Section):
     max_goals: int = Field(5, ge=1)
     max_steps_per_goal: int = Field(10, ge=1)
@@ -286,6 +315,7 @@ class Settings(BaseSettings):
     model: ModelSettings = Field(default_factory=ModelSettings)
     loop: LoopSettings = Field(default_factory=LoopSettings)
     run: RunSettings = Field(default_factory=RunSettings)
+    goals: GoalSettings = Field(default_factory=GoalSettings)
     projection: ProjectionSettings = Field(default_factory=ProjectionSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)
     tools: ToolSettings = Field(default_factory=ToolSettings)

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from soothe.engine.bytesafe import escape_in
+from soothe.engine.goal_contract import Criterion, GoalBudget, GoalSpend
 
 _SEQ = itertools.count(1)
 
@@ -128,6 +129,8 @@ class GoalCreated(EventBase):
     parent_id: str | None = None
     depends_on: list[str] = Field(default_factory=list)
     source: str = "user"
+    criteria: list[str] = Field(default_factory=list)
+    """The goal's done-when criteria, as the user wrote them (``goal.verified`` judges them)."""
 
 
 class GoalStatusChanged(EventBase):
@@ -167,6 +170,42 @@ class GoalSteered(EventBase):
 
     type: Literal["goal.steered"] = "goal.steered"
     text: str
+
+
+class GoalCriteriaSet(EventBase):
+    """The user set a goal's done-when criteria anew (``e`` in the goal tree): the whole
+    list, unchecked (a criterion kept word for word keeps its last verdict)."""
+
+    type: Literal["goal.criteria_set"] = "goal.criteria_set"
+    criteria: list[Criterion] = Field(default_factory=list)
+
+
+class GoalVerified(EventBase):
+    """The verifier's one call on a goal assessed done: each done-when criterion met,
+    unmet or unknown, with a one-line reason and the evidence ids it rests on. ``met``:
+    every criterion met (the goal is validated, then completed); otherwise it is sent
+    back, or fails when no send-back is left."""
+
+    type: Literal["goal.verified"] = "goal.verified"
+    criteria: list[Criterion] = Field(default_factory=list)
+    met: bool = False
+
+
+class GoalBudgetSet(EventBase):
+    """A goal's caps changed (``b`` in the goal tree, a resume with a raised cap,
+    ``soothe goals resume ID --budget``): the whole budget, and the spend it is held to."""
+
+    type: Literal["goal.budget"] = "goal.budget"
+    budget: GoalBudget = Field(default_factory=GoalBudget)
+    spent: GoalSpend = Field(default_factory=GoalSpend)
+
+
+class GoalSpent(EventBase):
+    """A goal's spend so far (model calls, tokens, seconds active), as just stored: once
+    per model call of the goal (before the next one) and when it stops running."""
+
+    type: Literal["goal.spent"] = "goal.spent"
+    spent: GoalSpend = Field(default_factory=GoalSpend)
 
 
 # --- planning ---------------------------------------------------------------------------
@@ -400,6 +439,10 @@ Event = Annotated[
     | GoalUpdated
     | GoalRemoved
     | GoalSteered
+    | GoalCriteriaSet
+    | GoalVerified
+    | GoalBudgetSet
+    | GoalSpent
     | PlanAssessed
     | PlanCreated
     | IterationStarted

@@ -281,6 +281,8 @@ class Session(SessionGoals):
             demo_brain.install()
         self.hub = ModelHub(settings.model, self.bus, models=self._models)
         self.hub.set_model_info(self.profile.info)  # the window, the capabilities
+        self.hub.goal_meter = self.context  # per-goal caps: charged and asked per call
+        self.context.default_budget = settings.goals.default_budget()  # goals.budget
         from soothe.engine.agent.mcp import McpManager
         from soothe.engine.agent.tools import TOOLS
 

@@ -31,15 +31,23 @@ async def run_claimed(session: Any, claim: Any) -> str:
     goal = context.get_goal(claim.goal_id)
     thread_id = goal.thread_id or await session.ensure_thread(goal.description)
     session.thread_id = thread_id
-    if claim.resumed and goal.status == "active":
-        # Its worker died: steps it left running run again; completed ones and finished
-        # tool calls come back from the checkpoints (the loop's and each step's).
-        for step in list(context.step_dag(goal.id).steps.values()):
-            if step.status == "active":
-                await context.reset_step(goal.id, step.id, "its worker stopped")
-        await runner.continue_goal(goal.id, thread_id, goal.loop_id or "")
-    else:
-        await runner._agentic(goal.id, thread_id, "complex", await runner._history(thread_id))
+    from soothe.engine.llm.errors import LLMError, ModelErrorKind
+
+    try:
+        if claim.resumed and goal.status == "active":
+            # Its worker died: steps it left running run again; completed ones and finished
+            # tool calls come back from the checkpoints (the loop's and each step's).
+            for step in list(context.step_dag(goal.id).steps.values()):
+                if step.status == "active":
+                    await context.reset_step(goal.id, step.id, "its worker stopped")
+            await runner.continue_goal(goal.id, thread_id, goal.loop_id or "")
+        else:
+            await runner._agentic(goal.id, thread_id, "complex", await runner._history(thread_id))
+    except LLMError as exc:
+        if exc.kind != ModelErrorKind.goal_budget:
+            raise
+        # Suspended at one of its caps (the runner moved it): the worker goes on.
+        return f"suspended ({exc.message})"
     return str(context.get_goal(goal.id).status)
 
 

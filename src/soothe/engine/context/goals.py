@@ -7,6 +7,7 @@ snapshot and queues exactly one GoalStatusChanged for the move.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -22,12 +23,27 @@ from soothe.engine.context.errors import (
 )
 from soothe.engine.context.graph import MAX_GOAL_DEPTH
 from soothe.engine.context.lifecycle import check_goal_move, goal_move_allowed
-from soothe.engine.context.models import TERMINAL_STATES, Criterion, GoalNode, GoalSpec
+from soothe.engine.context.models import (
+    TERMINAL_STATES,
+    Criterion,
+    GoalBudget,
+    GoalNode,
+    GoalSpec,
+    GoalSpend,
+)
 from soothe.engine.context.observers import SENT_BACK
 from soothe.engine.context.steps import StepDAG
 from soothe.engine.context.store import SET_META
 from soothe.engine.context.unit import Change, UnitOfWork
-from soothe.engine.events import GoalCreated, GoalStatus, GoalStatusChanged
+from soothe.engine.events import (
+    GoalBudgetSet,
+    GoalCreated,
+    GoalCriteriaSet,
+    GoalSpent,
+    GoalStatus,
+    GoalStatusChanged,
+    GoalVerified,
+)
 from soothe.engine.scope import Scope
 
 RESUMABLE = frozenset({"suspended", "blocked", "awaiting_clarification", "cancelled"})
@@ -87,7 +103,7 @@ def move(
             )
         fields["retry_count"] = goal.retry_count + 1
     if to == "active":
-        fields["started_at"] = goal.started_at or change.now
+        fields["started_at"] = change.now  # each activation (the seed's), not the first
     if to in TERMINAL_STATES:
         fields["finished_at"] = change.now
     if to == "pending":
@@ -95,6 +111,10 @@ def move(
         fields["finished_at"] = None
     if to == "suspended":  # it lets go of its loop: another loop or worker may take it
         fields["loop_id"] = None
+    if goal.status == "active":  # it stops running: its spend goes with the move
+        fields["spent"] = stage_spend(change, goal, running=False)
+    elif to == "active":  # its clock starts once the move is stored
+        change.after.append(lambda: change.state.spend.start(goal_id))
     fields.update(updates or {})
     new = change.stage(goal.model_copy(update=fields))
     scope = Scope(thread_id=new.thread_id, loop_id=new.loop_id or goal.loop_id, goal_id=goal_id)
@@ -110,6 +130,17 @@ def move(
         )
     )
     return new
+
+
+def stage_spend(change: Change, goal: GoalNode, *, running: bool) -> GoalSpend:
+    """The goal's spend with what the meter holds unsaved (calls, tokens, the running
+    clock), to be staged in ``change``; once it is stored the meter lets that part go."""
+    meter = change.state.spend
+    now = time.monotonic()
+    base = goal.spent
+    spent = meter.current(goal.id, base, now)
+    change.after.append(lambda: meter.stored(goal.id, spent, base, now, running=running))
+    return spent
 
 
 def dependency_failed(goal_id: str) -> str:
@@ -149,6 +180,8 @@ def unblock_dependents(change: Change, state: Any, goal_id: str) -> None:
 class GoalOps:
     def __init__(self, uow: UnitOfWork) -> None:
         self._uow = uow
+        self.default_budget = GoalBudget()
+        """The caps of a goal created without a budget of its own (``goals.budget``)."""
 
     # --- creating ------------------------------------------------------------------------
 
@@ -209,7 +242,7 @@ class GoalOps:
                 topic=spec.topic,
                 max_retries=spec.max_retries,
                 criteria=tuple(Criterion(text=text) for text in spec.criteria),
-                budget=spec.budget,
+                budget=spec.budget if "budget" in spec.model_fields_set else self.default_budget,
                 created_at=now,
                 updated_at=now,
             )
@@ -231,12 +264,75 @@ class GoalOps:
                     parent_id=parent,
                     depends_on=list(goal.depends_on),
                     source=goal.source,
+                    criteria=[c.text for c in goal.criteria],
                 )
             )
             ids.append(goal_id)
         change.ops.append((SET_META, ("goal_counter", str(counter))))
         change.after.append(lambda: setattr(state, "goal_counter", counter))
         return ids
+
+    # --- done-when criteria ------------------------------------------------------------
+
+    async def set_criteria(self, goal_id: str, texts: Sequence[str]) -> GoalNode:
+        """The goal's done-when criteria, replaced by ``texts`` (blank ones dropped, each
+        once); a criterion kept word for word keeps its last verdict. One GoalCriteriaSet.
+        A completed goal's criteria are what it was judged by: they no longer change."""
+        kept = _dedupe(" ".join(t.split()) for t in texts if t.strip())
+        async with self._uow.write() as change:
+            goal = change.goal(goal_id)
+            if goal.status == "completed":
+                raise InvalidGoal(f"{goal_id} is completed: its done-when criteria are final")
+            old = {c.text: c for c in goal.criteria}
+            criteria = tuple(old.get(text) or Criterion(text=text) for text in kept)
+            if criteria != goal.criteria:
+                change.update(goal_id, criteria=criteria)
+                change.emit(
+                    GoalCriteriaSet(**change.scope(goal_id).fields(), criteria=list(criteria))
+                )
+        return self._uow.state.goal(goal_id)
+
+    async def record_verdicts(self, goal_id: str, criteria: Sequence[Criterion]) -> GoalNode:
+        """The verifier's verdicts stored on the goal, published as one GoalVerified."""
+        async with self._uow.write() as change:
+            change.update(goal_id, criteria=tuple(criteria))
+            change.emit(
+                GoalVerified(
+                    **change.scope(goal_id).fields(),
+                    criteria=list(criteria),
+                    met=bool(criteria) and all(c.verdict == "met" for c in criteria),
+                )
+            )
+        return self._uow.state.goal(goal_id)
+
+    # --- budget and spend ----------------------------------------------------------------
+
+    async def store_spend(self, goal_id: str) -> GoalNode:
+        """Store what the goal spent since the last store (one GoalSpent); nothing to
+        store, no write."""
+        meter = self._uow.state.spend
+        if not meter.pending(goal_id):
+            return self._uow.state.goal(goal_id)
+        async with self._uow.write() as change:
+            goal = change.goal(goal_id)
+            spent = stage_spend(change, goal, running=goal.status == "active")
+            if spent != goal.spent:
+                change.update(goal_id, spent=spent)
+                change.emit(GoalSpent(**change.scope(goal_id).fields(), spent=spent))
+        return self._uow.state.goal(goal_id)
+
+    async def set_budget(self, goal_id: str, budget: GoalBudget) -> GoalNode:
+        """The goal's caps, replaced (one GoalBudgetSet; the same caps again: no write)."""
+        async with self._uow.write() as change:
+            goal = change.goal(goal_id)
+            if goal.status in TERMINAL_STATES:
+                raise InvalidGoal(f"{goal_id} is {goal.status}: its budget no longer applies")
+            if budget != goal.budget:
+                change.update(goal_id, budget=budget)
+                change.emit(
+                    GoalBudgetSet(**change.scope(goal_id).fields(), budget=budget, spent=goal.spent)
+                )
+        return self._uow.state.goal(goal_id)
 
     # --- status moves ----------------------------------------------------------------
 

@@ -50,6 +50,7 @@ class GoalNode(_Frozen):
     created_at: float = 0.0
     updated_at: float = 0.0
     started_at: float | None = None
+    """When the goal was last activated (each activation sets it; None: never ran)."""
     finished_at: float | None = None
     criteria: tuple[Criterion, ...] = ()
     """Done-when criteria (stored as JSON; see ``store.GOAL_JSON``)."""

@@ -26,6 +26,7 @@ from soothe.engine.context.graph import GoalGraph
 from soothe.engine.context.ledger import Ledger
 from soothe.engine.context.models import EvidenceEntry, GoalNode, StepNode, ThreadRecord
 from soothe.engine.context.observers import Observers
+from soothe.engine.context.spend import SpendMeter
 from soothe.engine.context.steps import StepDAG
 from soothe.engine.context.store import UPSERT_STEP, Loaded, Op, goal_ops, step_row
 from soothe.engine.events import EventBase
@@ -45,6 +46,8 @@ class EngineState:
     threads: dict[str, ThreadRecord] = field(default_factory=dict)
     goal_counter: int = 0
     next_message_id: int = 1
+    spend: SpendMeter = field(default_factory=SpendMeter)
+    """What running goals spent and is not stored yet (``spend.py``)."""
 
     def restore(self, loaded: Loaded) -> None:
         for goal in loaded.goals:

@@ -28,6 +28,9 @@ class ModelErrorKind(StrEnum):
     bad_request = "bad_request"
     run_limit = "run_limit"
     """The run passed its deadline or its cap on model calls (``llm.budget``)."""
+    goal_budget = "goal_budget"
+    """A goal reached one of its own caps (calls, tokens, time): it is suspended, to be
+    resumed with a raised cap (``engine/goal_budget.py``)."""
     context_overflow = "context_overflow"
     """The prompt cannot fit the context window even at its minimum, or the server cut
     it twice (``llm.packer``); the message names the window and the setting to raise."""

@@ -18,7 +18,7 @@ import random
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast
 
 from langchain_core.messages import (
     AIMessage,
@@ -77,6 +77,17 @@ if TYPE_CHECKING:
     from soothe.engine.bus import EventBus
 
 __all__ = ["CUT_NOTE", "IdsLike", "ModelHub", "call_role_for", "coerce_ids", "prompt_chars"]
+
+
+class GoalMeter(Protocol):
+    """What the hub needs of per-goal budgets (``ContextEngine`` is one)."""
+
+    def charge_goal(self, goal_id: str, calls: int, tokens: int) -> None: ...
+
+    async def admit_goal(self, goal_id: str) -> str:
+        """Empty to go on, or the cap the goal reached (``budget: tokens 200k``)."""
+        ...
+
 
 CUT_NOTE = "(cut at the token limit)"
 """Appended to a text reply that ended with done_reason "length": the user sees it was cut."""
@@ -237,6 +248,9 @@ class ModelHub:
         """What the server said about the model (the Session sets it: set_model_info)."""
         self.window: ContextWindow = resolve_window(settings, self.model_info)
         """The model's context window (window.py's one rule)."""
+        self.goal_meter: GoalMeter | None = None
+        """Per-goal caps (the Session sets the ContextEngine): charged after each request
+        of a goal, asked before the next one."""
 
     def set_model_info(self, info: ModelInfo) -> None:
         """Take what the server said about the model; the window follows from it. What
@@ -739,7 +753,13 @@ class ModelHub:
         chars = prompt_chars(messages)
         budget = current_budget()
         retry = 0
+        goal_id = ids.goal_id if ids is not None else None
         while True:
+            if goal_id and self.goal_meter is not None:
+                # The goal's own caps (calls, tokens, time), its spend stored first.
+                reached = await self.goal_meter.admit_goal(goal_id)
+                if reached:
+                    raise LLMError(ModelErrorKind.goal_budget, f"{goal_id} reached its {reached}")
             if budget is not None:
                 budget.admit()
             cap, by_run = self._cap(budget)
@@ -882,6 +902,8 @@ class ModelHub:
             prompt_chars=chars,
         )
         self.usage.record(counts, ids, role)
+        if ids is not None and ids.goal_id and self.goal_meter is not None:
+            self.goal_meter.charge_goal(ids.goal_id, 1, counts.total_tokens)
         if self.bus is not None:
             fields = ids.fields() if ids is not None else ScopeFields()
             self.bus.publish(

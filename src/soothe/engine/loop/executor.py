@@ -37,13 +37,15 @@ STOP_KINDS = frozenset(
         "bad_credentials",
         "timeout",
         "run_limit",
+        "goal_budget",
         "context_overflow",
     }
 )
 """Model errors no replanning can get around: the run stops with the model's error and
 the step stays pending, to run when the goal is resumed. A timeout is one: a server that
 stalled for a step would stall for the replan's steps too (each waiting the timeout
-again); so are the run's own limits (``run.deadline``, ``run.max_model_calls``), and a
+again); so are the run's own limits (``run.deadline``, ``run.max_model_calls``), a goal's
+own budget (``goal_budget``: the goal is suspended at its cap), and a
 step prompt that cannot fit the context window (every replan's step would not either)."""
 
 

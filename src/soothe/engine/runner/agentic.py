@@ -11,7 +11,7 @@ from soothe.engine.events import (
     ErrorEvent,
     FinalAnswer,
 )
-from soothe.engine.llm.errors import LLMError
+from soothe.engine.llm.errors import LLMError, ModelErrorKind
 from soothe.engine.loop.executor import STOP_KINDS, missing_change
 from soothe.engine.loop.planner import PlanningFailed
 from soothe.engine.loop.strange_loop import Intake, LoopExtras, LoopResult
@@ -65,6 +65,22 @@ class AgenticRunner(RunnerBase):
     ) -> str:
         """Observe -> act (StrangeLoop) -> verify, for up to ``agentic_max_iterations``
         rounds; a round after a failed one gets the failure and a reflection on it."""
+        try:
+            return await self._rounds(goal_id, thread_id, label, history, skill, intake)
+        except LLMError as exc:
+            if exc.kind == ModelErrorKind.goal_budget:
+                raise await self._budget_stop(goal_id, exc) from None
+            raise
+
+    async def _rounds(
+        self,
+        goal_id: str,
+        thread_id: str,
+        label: str,
+        history: str,
+        skill: str,
+        intake: Intake,
+    ) -> str:
         rounds = self.settings.loop.agentic_max_iterations
         last = LoopResult("failed", "", 0, "not run")
         goal = self.context.get_goal(goal_id)
@@ -96,6 +112,26 @@ class AgenticRunner(RunnerBase):
             if finished:
                 break
         return self._answer_of(goal_id, last)
+
+    async def _budget_stop(self, goal_id: str, exc: LLMError) -> LLMError:
+        """A goal reached one of its caps (checked before each of its model calls): it is
+        suspended with the cap named (``budget: tokens 200k``, through the one transition)
+        and the run ends with an error that says so and how to go on."""
+        from soothe.engine.goal_args import format_budget
+        from soothe.engine.goal_budget import raised_budget, spend_line
+
+        goal = self.context.get_goal(goal_id)
+        reason = self.context.over_budget(goal_id) or exc.message
+        if goal.status == "active":
+            goal = await self.context.suspend_goal(goal_id, reason=reason)
+        spent = self.context.goal_spend(goal_id)
+        offer = format_budget(raised_budget(goal.budget, spent))
+        return LLMError(
+            ModelErrorKind.goal_budget,
+            f"{goal_id} suspended at its {reason} (spent {spend_line(goal.budget, spent)}); "
+            f"resume it with a raised cap, e.g. --budget {offer}",
+            retryable=False,
+        )
 
     async def _unless_cancelled(
         self, goal_id: str, work: Awaitable[LoopResult]

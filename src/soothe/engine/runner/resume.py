@@ -9,6 +9,7 @@ from soothe.engine.events import (
     RunFinished,
     RunStarted,
 )
+from soothe.engine.llm.errors import LLMError, ModelErrorKind
 from soothe.engine.loop.strange_loop import LoopExtras, LoopResult
 from soothe.engine.runner.autonomous import AutonomousRunner
 from soothe.engine.runner.base import TERMINAL
@@ -75,14 +76,19 @@ class ResumeRunner(AutonomousRunner):
         ``loop_id`` is given), as a continuation, then verify it as the last round. Used
         by resume and by ``soothe worker`` for a goal whose worker died."""
         loop_id = loop_id or await self._last_loop_id(goal_id)
-        result = await self.loop.run(
-            goal_id=goal_id,
-            loop_id=loop_id,
-            thread_id=thread_id,
-            intake="continuation",
-            extras=LoopExtras(history=await self._history(thread_id)),
-        )
-        await self._verify(goal_id, thread_id, result, final_round=True)
+        try:
+            result = await self.loop.run(
+                goal_id=goal_id,
+                loop_id=loop_id,
+                thread_id=thread_id,
+                intake="continuation",
+                extras=LoopExtras(history=await self._history(thread_id)),
+            )
+            await self._verify(goal_id, thread_id, result, final_round=True)
+        except LLMError as exc:
+            if exc.kind == ModelErrorKind.goal_budget:
+                raise await self._budget_stop(goal_id, exc) from None
+            raise
         return result
 
     async def _last_loop_id(self, goal_id: str) -> str:

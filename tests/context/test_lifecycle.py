@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import types
 from collections import deque
 
 import pytest
@@ -227,6 +228,25 @@ async def test_timestamps_and_loop_id(engine: ContextEngine) -> None:
     done = await engine.complete_goal(goal.id, findings="f", report="r")
     assert done.finished_at is not None and (done.findings, done.report) == ("f", "r")
     assert done.updated_at >= done.created_at
+
+
+async def test_started_at_is_set_on_each_activation(
+    engine: ContextEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = iter(float(t) for t in range(1000, 2000, 10))
+    fake_time = types.SimpleNamespace(time=lambda: next(clock))
+    monkeypatch.setattr("soothe.engine.context.unit.time", fake_time)  # this module's only
+    goal = await engine.create_goal("x")
+    first = await engine.activate_goal(goal.id, loop_id="L1")
+    back = await engine.fail_goal(goal.id, "flaky")  # a retry: back to pending
+    assert (back.status, back.started_at) == ("pending", first.started_at)
+    second = await engine.activate_goal(goal.id, loop_id="L2")
+    assert first.started_at is not None and second.started_at is not None
+    assert second.started_at > first.started_at
+    await engine.suspend_goal(goal.id)
+    await engine.resume_goal(goal.id)
+    third = await engine.activate_goal(goal.id)
+    assert third.started_at is not None and third.started_at > second.started_at
 
 
 async def test_suspend_releases_the_loop(engine: ContextEngine, events: list[EventBase]) -> None:

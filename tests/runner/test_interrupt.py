@@ -96,7 +96,8 @@ def test_sigint_suspends_the_goal_and_thread_resumes_it(
     db = stored()
     (goal,) = db.goals
     assert goal.status == "suspended"
-    assert goal.loop_id
+    assert goal.loop_id is None  # suspended, it let go of its loop (the seed's rule)
+    assert goal.started_at is not None  # resume finds the loop from its checkpoints
     assert db.step_status(goal.id)["S-01"] == "completed"
     assert ("system", "run interrupted") in db.messages[thread]
 

@@ -14,13 +14,15 @@ from soothe.engine.sanitize import one_line
 
 COMMANDS = {
     "threads": "list the threads; show, export or delete one",
-    "goals": "add a goal to the queue (--after, --priority) or list the goals",
-    "worker": "run the queued goals until none is ready (--idle-exit, --max-goals)",
+    "goals": "the goal queue: list, add, show, cancel, retry, suspend, resume, priority, "
+    "(un)depend, remove",
+    "worker": "run the queued goals until none is ready (--idle-exit, --max-goals, --workspace)",
     "undo": "undo the file changes of a thread or a step (--list shows them)",
     "mcp": "start the configured MCP servers once: their state and tools",
     "skills": "list the skills a request can name with /skill:NAME",
     "doctor": "can this config work? the server, the model, one real chat call",
     "config": "show the settings in effect and where they come from",
+    "acp": "serve the Agent Client Protocol on stdio (Zed, JetBrains, toad ...)",
 }
 """Every ``soothe COMMAND``, with the one line ``soothe --help`` gives it."""
 
@@ -77,6 +79,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--task", action="store_true", help="force the task path (plan and tools, no quiz answer)"
     )
+    parser.add_argument(
+        "--done-when",
+        action="append",
+        default=[],
+        metavar="CRITERION",
+        help="with -p: the goal is done only when this holds (repeatable; checked on evidence)",
+    )
     parser.add_argument("--thread", metavar="ID", help="continue a thread")
     parser.add_argument("--workspace", metavar="DIR", help="tool root (default: cwd)")
     parser.add_argument("--max-iterations", type=int, metavar="N")
@@ -85,6 +94,118 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="NDJSON events on stdout")
     _common(parser)
     return parser
+
+
+GOAL_VERBS = {
+    "list": "every goal: id, status, priority, text (--json: one object per line)",
+    "add": "add TEXT to the queue (--after ID[,ID], --priority N, --thread ID)",
+    "show": "show ID: status, steps, evidence, criteria, budget",
+    "cancel": "cancel ID (and its unfinished sub-goals); a worker running it stops",
+    "retry": "retry ID: a failed goal back to pending",
+    "suspend": "suspend ID: a pending or running goal, until resumed",
+    "resume": "resume ID: a suspended, blocked or cancelled goal back to pending",
+    "priority": "priority ID N: set its priority (0-100)",
+    "depend": "depend ID --on ID[,ID]: ID waits for those goals (a cycle is refused)",
+    "undepend": "undepend ID --on ID[,ID]: drop those dependencies",
+    "remove": "remove ID: delete a goal no other goal depends on",
+}
+"""Every ``soothe goals VERB``, with the one line ``soothe goals --help`` gives it."""
+
+_GOAL_USAGE = "soothe goals VERB [ID] [OPTIONS]   (verbs below; every verb takes --json)"
+
+COMMON_FLAGS = (
+    "--config",
+    "--data-dir",
+    "--provider",
+    "--model",
+    "--base-url",
+    "--workspace",
+    "--json",
+    "--yes",
+    "--clarify",
+    "--max-iterations",
+    "--debug",
+)
+"""The flags ``soothe -p`` takes that a command may take too; each command takes those it
+can honour and refuses the others with a reason (``FLAG_REFUSALS``)."""
+
+_NO_MODEL = "it calls no model"
+_RUNS_NOTHING = "it runs no request"
+FLAG_REFUSALS: dict[str, dict[str, str]] = {
+    "threads": {
+        "--workspace": "threads are not tied to a folder",
+        **dict.fromkeys(("--provider", "--model", "--base-url"), _NO_MODEL),
+        **dict.fromkeys(("--yes", "--clarify", "--max-iterations"), _RUNS_NOTHING),
+    },
+    "goals": {
+        "--workspace": "goals are not tied to a folder (soothe worker --workspace DIR "
+        "runs them in DIR)",
+        **dict.fromkeys(
+            ("--provider", "--model", "--base-url"), _NO_MODEL + " (soothe worker does)"
+        ),
+        **dict.fromkeys(
+            ("--yes", "--clarify", "--max-iterations"), "it runs no goal (soothe worker does)"
+        ),
+    },
+    "worker": {},
+    "undo": {
+        **dict.fromkeys(("--provider", "--model", "--base-url"), _NO_MODEL),
+        **dict.fromkeys(("--yes", "--clarify", "--max-iterations"), _RUNS_NOTHING),
+        "--json": "it prints one line per file",
+    },
+    "mcp": {
+        "--data-dir": "MCP servers keep nothing in the data dir",
+        "--workspace": "MCP servers start in the cwd their config gives",
+        **dict.fromkeys(("--provider", "--model", "--base-url"), _NO_MODEL),
+        **dict.fromkeys(("--yes", "--clarify", "--max-iterations"), _RUNS_NOTHING),
+        "--json": "it prints each server's state and tools as text",
+    },
+    "skills": {
+        "--data-dir": "skills are read from the workspace and the config dir",
+        **dict.fromkeys(("--provider", "--model", "--base-url"), _NO_MODEL),
+        **dict.fromkeys(("--yes", "--clarify", "--max-iterations"), _RUNS_NOTHING),
+    },
+    "doctor": {
+        "--workspace": "it checks the model server and the data dir, not a folder",
+        **dict.fromkeys(("--yes", "--clarify", "--max-iterations"), _RUNS_NOTHING),
+        "--json": "it prints a report for a person",
+    },
+    "config": {},
+    "acp": {
+        "--workspace": "each session's workspace is the cwd its client gives",
+        "--json": "it speaks JSON-RPC on stdout already",
+    },
+}
+"""For each command, the common flags it cannot honour and why (the others it honours:
+``config show`` shows every one of them in effect)."""
+
+
+def flag_refusal(command: str, flag: str) -> str | None:
+    """The one line refusing ``flag`` for ``soothe command``, or None if it takes it."""
+    why = FLAG_REFUSALS.get(command, {}).get(flag)
+    return f"soothe {command} does not take {flag}: {why}" if why else None
+
+
+def _given_flags(args: argparse.Namespace) -> list[str]:
+    """The common flags set on the command line (in ``COMMON_FLAGS`` order)."""
+    given = []
+    for flag in COMMON_FLAGS:
+        value = getattr(args, flag[2:].replace("-", "_"), None)
+        if value not in (None, False):
+            given.append(flag)
+    return given
+
+
+def _goal_epilog() -> str:
+    lines = ["verbs:"]
+    lines += [f"  {verb:9} {line}" for verb, line in GOAL_VERBS.items()]
+    lines += [
+        "",
+        "An unknown goal, or a move its state does not allow, is one error: line (exit 1).",
+        "On SQLite a change waits for no one: while the app or a worker holds the data dir",
+        "it says so; on PostgreSQL running workers see the change (a cancel stops one).",
+    ]
+    return "\n".join(lines)
 
 
 def build_sub_parser(command: str) -> argparse.ArgumentParser:
@@ -97,12 +218,25 @@ def build_sub_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("thread_id", nargs="?")
         parser.add_argument("--output", "-o", metavar="FILE", help="export to this file")
     elif command == "goals":
-        parser.add_argument("action", nargs="?", default="list", choices=["add", "list"])
-        parser.add_argument("text", nargs="?", help="the goal (add)")
-        parser.add_argument("--after", metavar="ID[,ID]", help="goals this one waits for")
-        parser.add_argument("--priority", type=int, default=50, metavar="N", help="0-100")
-        parser.add_argument("--thread", metavar="ID", help="default: the 'goal queue' thread")
-        parser.add_argument("--json", action="store_true", help="one JSON object per line")
+        parser.usage = _GOAL_USAGE
+        parser.epilog = _goal_epilog()
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        parser.add_argument(
+            "action", nargs="?", default="list", choices=list(GOAL_VERBS), metavar="VERB"
+        )
+        parser.add_argument("words", nargs="*", metavar="ID|TEXT", help="the goal id (add: text)")
+        parser.add_argument("--after", metavar="ID[,ID]", help="add: goals this one waits for")
+        parser.add_argument("--priority", type=int, metavar="N", help="add: 0-100 (default 50)")
+        parser.add_argument("--thread", metavar="ID", help="add: default the 'goal queue' thread")
+        parser.add_argument(
+            "--done-when",
+            action="append",
+            default=[],
+            metavar="CRITERION",
+            help="add: the goal is done only when this holds (repeatable)",
+        )
+        parser.add_argument("--on", metavar="ID[,ID]", help="depend/undepend: the other goals")
+        parser.add_argument("--reason", metavar="TEXT", help="cancel/suspend: why (recorded)")
     elif command == "worker":
         parser.description = (
             "Claim ready goals and run each through the loop. On SQLite the data-dir lock "
@@ -113,8 +247,11 @@ def build_sub_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--lease", type=float, default=30.0, metavar="SECONDS")
     elif command == "config":
         parser.add_argument("action", nargs="?", default="show", choices=["show"])
-    elif command == "skills":
-        parser.add_argument("--workspace", metavar="DIR")
+    elif command == "acp":
+        parser.description = (
+            "Speak the Agent Client Protocol on stdin/stdout for an editor or another "
+            "front end; each session's cwd is its workspace. Logs go to stderr."
+        )
     elif command == "undo":
         parser.add_argument(
             "--thread", metavar="ID", help="default: the last thread that changed files"
@@ -124,7 +261,45 @@ def build_sub_parser(command: str) -> argparse.ArgumentParser:
         which.add_argument("--step", metavar="G1/S2", help="the changes of one step")
         which.add_argument("--list", action="store_true", help="show what can be undone")
         parser.add_argument("--force", action="store_true", help="restore files changed since")
+    _run_flags(parser, command)
     return parser
+
+
+_WORKSPACE_HELP = {
+    "worker": "the tools' root for the goals it runs (default: cwd)",
+    "undo": "only the changes to files in this folder (default: every file)",
+    "skills": "the workspace whose .soothe/skills are listed (default: cwd)",
+    "config": "tools.workspace",
+}
+
+
+def _run_flags(parser: argparse.ArgumentParser, command: str) -> None:
+    """The common flags of ``soothe -p`` that ``_common`` does not add: parsed for every
+    command (so a flag it cannot honour gets its one-line reason, not argparse's usage),
+    with help only where the command honours them."""
+    refused = FLAG_REFUSALS.get(command, {})
+
+    def shown(flag: str, text: str) -> str:
+        return argparse.SUPPRESS if flag in refused else text
+
+    parser.add_argument(
+        "--workspace", metavar="DIR", help=shown("--workspace", _WORKSPACE_HELP.get(command, ""))
+    )
+    parser.add_argument(
+        "--json", action="store_true", help=shown("--json", "JSON on stdout (stable keys)")
+    )
+    parser.add_argument(
+        "--yes", action="store_true", help=shown("--yes", "approve tool calls needing approval")
+    )
+    parser.add_argument(
+        "--clarify", choices=["ask", "auto", "fail"], help=shown("--clarify", "ask_user policy")
+    )
+    parser.add_argument(
+        "--max-iterations", type=int, metavar="N", help=shown("--max-iterations", "per goal")
+    )
+    for action in parser._actions:  # the model flags: help only where they are honoured
+        if action.option_strings and action.option_strings[0] in refused:
+            action.help = argparse.SUPPRESS
 
 
 def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
@@ -178,6 +353,9 @@ def main(argv: list[str] | None = None) -> int:
     command, rest = split_command(argv)
     if command:
         args = build_sub_parser(command).parse_args(rest)
+        for flag in _given_flags(args):
+            if (refusal := flag_refusal(command, flag)) is not None:
+                return error(refusal, 2)
     else:
         args = build_parser().parse_intermixed_args(argv)
         if (refused := _request_problem(args, argv)) is not None:
@@ -205,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
         print(exc.cli_line(), file=sys.stderr)
         return 2
     workspace = getattr(getattr(settings, "tools", None), "workspace", None)
-    if command in (None, "skills") and workspace and (why := _not_a_directory(workspace)):
+    if command in (None, "skills", "worker") and workspace and (why := _not_a_directory(workspace)):
         from soothe.engine.config import env_variable
 
         where = env_variable(("tools", "workspace")) or settings.config_file
@@ -234,6 +412,8 @@ def _request_problem(args: argparse.Namespace, argv: list[str]) -> int | None:
     ``--``; with -p no REQUEST is taken."""
     words: list[str] = args.request
     args.request = None
+    if args.done_when and args.prompt is None:
+        return error("--done-when goes with -p TEXT (in the app: /goal TEXT --done-when ...)", 2)
     if not words:
         return None
     if args.prompt is not None:
@@ -388,6 +568,10 @@ def _dispatch(command: str | None, args: argparse.Namespace, settings: Any) -> i
         if settings.config_file:
             print(f"# from {settings.config_file}", file=sys.stderr)
         return 0
+    if command == "acp":
+        from soothe.frontends.acp import run_acp
+
+        return run_acp(settings, args)
     if command == "mcp":
         from soothe.frontends.mcp_cli import run_mcp
 
@@ -410,11 +594,11 @@ def _dispatch(command: str | None, args: argparse.Namespace, settings: Any) -> i
     if command == "worker":
         from soothe.frontends.worker import run_worker
 
-        return run_worker(settings, args.idle_exit, args.max_goals, args.lease)
+        return run_worker(settings, args.idle_exit, args.max_goals, args.lease, as_json=args.json)
     if command == "threads":
         from soothe.frontends.threads_cli import run_threads
 
-        return run_threads(settings, args.action, args.thread_id, args.output)
+        return run_threads(settings, args.action, args.thread_id, args.output, as_json=args.json)
     if command == "undo":
         from soothe.frontends.undo_cli import run_undo
 
@@ -425,11 +609,19 @@ def _dispatch(command: str | None, args: argparse.Namespace, settings: Any) -> i
             step=args.step,
             list_only=args.list,
             force=args.force,
+            workspace=args.workspace,
         )
     if command == "skills":
         from soothe.engine.skills import list_skills
 
         skills = list_skills(settings)
+        if args.json:
+            import json
+
+            for skill in skills:  # json.dumps escapes control characters (\u001b)
+                row = {"name": skill.name, "summary": skill.summary, "path": str(skill.path)}
+                print(json.dumps(row))
+            return 0
         if not skills:
             print("no skills found (add .soothe/skills/NAME/SKILL.md)")
         for skill in skills:  # names and summaries are the workspace's files' words

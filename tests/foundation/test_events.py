@@ -45,6 +45,8 @@ def sample_value(annotation: Any, name: str, default: Any = None) -> Any:
         return sample_value(real[0], name)
     if origin is list:
         return [sample_value(args[0], f"{name}0"), sample_value(args[0], f"{name}1")]
+    if origin is tuple:  # tuple[str, ...] (a criterion's evidence ids)
+        return (sample_value(args[0], f"{name}0"), sample_value(args[0], f"{name}1"))
     if origin is dict:
         return {"path": f"{name}/a b.txt", "n": [1, 2.5, None, True, {"deep": "é"}]}
     if annotation is Any:

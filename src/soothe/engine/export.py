@@ -9,6 +9,7 @@ import datetime as dt
 from typing import TYPE_CHECKING
 
 from soothe.engine.glyphs import GOAL_GLYPHS
+from soothe.engine.goal_verdicts import criterion_line
 from soothe.engine.sanitize import plain
 
 if TYPE_CHECKING:
@@ -51,6 +52,10 @@ async def thread_markdown(context: ContextEngine, thread_id: str) -> str:
         if goal.parent_id:
             meta.append(f"part of {goal.parent_id}")
         out += [" · ".join(meta), ""]
+        if goal.criteria:  # with the verifier's last verdicts (✓ met, ✗ unmet, ? unknown)
+            out += ["Done when:", ""]
+            out += [f"- {criterion_line(c)}" for c in goal.criteria]
+            out.append("")
         steps = list(context.step_dag(goal.id).steps.values())
         if steps:
             out += ["| step | status | description | result |", "|---|---|---|---|"]

@@ -31,3 +31,11 @@ STEP_GLYPHS: dict[str, str] = {
     # a pending step of a suspended goal
     "awaiting": "?",  # a running step whose tool call or question waits for the user
 }
+
+VERDICT_GLYPHS: dict[str, str] = {
+    "met": "✓",
+    "unmet": "✗",
+    "unknown": "?",
+    "": "·",  # not checked yet
+}
+"""A done-when criterion's last verdict from the verifier (goal view, export, headless)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -483,14 +483,18 @@ class Session(SessionGoals):
             self.thread_id = await self.runner.ensure_thread(None, text)
         return self.thread_id
 
-    async def run(self, text: str, *, autonomous: bool = False) -> RunOutcome:
-        """One request; its events are on ``bus``; cancelling interrupts it."""
+    async def run(
+        self, text: str, *, autonomous: bool = False, criteria: Sequence[str] = ()
+    ) -> RunOutcome:
+        """One request; its events are on ``bus``; cancelling interrupts it. ``criteria``:
+        the done-when criteria of the goal the request becomes (``-p --done-when``)."""
         # Bytes in argv that are not UTF-8 arrive as lone surrogates: written out here
         # (bytesafe), or the prompt, the events and the store would refuse them.
         text = escape(text)
+        criteria = [escape(c) for c in criteria]
         with self._tracked():
             thread_id = await self.ensure_thread(text)
-            return await self.runner.run(text, thread_id, autonomous=autonomous)
+            return await self.runner.run(text, thread_id, autonomous=autonomous, criteria=criteria)
 
     async def run_goals(self) -> RunOutcome:
         with self._tracked():

@@ -98,6 +98,10 @@ class SessionGoals:
         )
         return goal.id
 
+    async def set_criteria(self, goal_id: str, criteria: Sequence[str]) -> None:
+        """Replace the goal's done-when criteria (published as goal.criteria_set)."""
+        await self.context.set_criteria(goal_id, criteria)
+
     async def add_dependency(self, goal_id: str, depends_on: str) -> None:
         await self.context.add_dependency(goal_id, depends_on)
 

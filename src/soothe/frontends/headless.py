@@ -317,7 +317,10 @@ async def _run(settings: Settings, args: argparse.Namespace, seen: dict[str, str
             await session.ensure_thread(args.prompt)  # the topic to follow names it
             request = f"/task {args.prompt}" if getattr(args, "task", False) else args.prompt
             try:
-                await consume(lambda: session.run(request, autonomous=args.autonomous))
+                criteria = getattr(args, "done_when", None) or ()
+                await consume(
+                    lambda: session.run(request, autonomous=args.autonomous, criteria=criteria)
+                )
             except Exception:
                 if created:
                     await _forget_if_empty(session)

@@ -162,6 +162,38 @@ def decompose(messages: list[Any], schema: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def verify(messages: list[Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """The verifier's call: a criterion is met when some evidence entry (or the answer)
+    holds every subject word of it, resting on that entry; else unknown. Honest about
+    being a word match, not a judgement."""
+    from soothe.engine.loop.prompts import CRITERIA_TITLE
+    from soothe.engine.words import content_words
+
+    asked = _last_human(messages)
+    entries: list[tuple[str, str]] = []
+    for line in _section(asked, "Evidence").splitlines():
+        if match := re.match(r"^\[([^\]]+)\]\s*(.*)$", line):
+            entries.append((match.group(1), match.group(2)))
+        elif entries:
+            entries[-1] = (entries[-1][0], f"{entries[-1][1]}\n{line}")
+    answer = _section(asked, "The answer the goal produced")
+    checks = []
+    for line in _section(asked, CRITERIA_TITLE).splitlines():
+        match = re.match(r"^(\d+)\.\s+(.*)$", line.strip())
+        if not match:
+            continue
+        words = content_words(match.group(2))
+        found = [eid for eid, text in entries if words <= content_words(text)]
+        in_answer = bool(words) and words <= content_words(answer)
+        if found or in_answer:
+            where = f"{found[0]} names" if found else "the answer names"
+            check = {"verdict": "met", "reason": f"{where} every word of it (demo word match)"}
+        else:
+            check = {"verdict": "unknown", "reason": "no evidence names it (demo word match)"}
+        checks.append({"number": int(match.group(1)), **check, "evidence": found[:2]})
+    return {"criteria": checks or [{"number": 1, "verdict": "unknown", "reason": "none read"}]}
+
+
 def chat(messages: list[Any], info: dict[str, Any]) -> Any:
     """Plain chat: tool calls for the demo plan's steps, then answers from their results."""
     from soothe.engine.llm.scripted import ScriptedReply
@@ -208,4 +240,5 @@ def install() -> None:
     register_demo_responder("PlanGeneration", plan)
     register_demo_responder("StatusAssessment", assess)
     register_demo_responder("GoalDecomposition", decompose)
+    register_demo_responder("Verification", verify)
     register_demo_chat(chat)

@@ -53,6 +53,8 @@ T = TypeVar("T", bound=BaseModel)
 
 STEERING_TITLE = "The user's notes while this goal runs (follow them)"
 STEERING_FLOOR_CHARS = 400
+CRITERIA_FLOOR_CHARS = 600
+"""The done-when criteria keep at least this much of a tight window (they decide done)."""
 
 
 @dataclass
@@ -73,6 +75,9 @@ class PlanningContext:
     steering: str = ""
     """The user's notes to this goal while it runs (``/steer``), oldest first: kept in
     the prompt as the request is (the user's own words)."""
+    criteria: str = ""
+    """The goal's done-when criteria, numbered, each with the verifier's last verdict
+    (``verifier.numbered``): the user's own words, kept as the request is."""
 
     def topic(self) -> str:
         """What a step may be about: the goal and what is known around it."""
@@ -86,6 +91,7 @@ class PlanningContext:
         return [
             Part("Goal", self.goal, REQUEST, "ends", REQUEST_FLOOR_CHARS),
             Part(STEERING_TITLE, self.steering, REQUEST, "tail", STEERING_FLOOR_CHARS),
+            Part(prompts.CRITERIA_TITLE, self.criteria, REQUEST, "head", CRITERIA_FLOOR_CHARS),
             Part("Skill instructions", self.skill, STEP),
             Part("Conversation so far", self.history, HISTORY, keep="tail"),
             Part("Context", self.projection, WORKSPACE),
@@ -106,6 +112,7 @@ class PlanningContext:
         parts = [
             prompts.section("Goal", self.goal),
             prompts.section(STEERING_TITLE, self.steering),
+            prompts.section(prompts.CRITERIA_TITLE, self.criteria),
             prompts.section("Skill instructions", self.skill),
             prompts.section("Conversation so far", self.history),
             prompts.section("Context", self.projection),

@@ -68,3 +68,18 @@ def decompose_rules(small: bool = False) -> str:
 def section(title: str, body: str) -> str:
     body = body.strip()
     return f"## {title}\n{body}\n" if body else ""
+
+
+VERIFY_SYSTEM = """You are the verifier of Soothe. A goal was judged done; check each of its
+done-when criteria against the evidence listed, and nothing else. Reply with JSON only,
+matching the schema."""
+
+VERIFY_RULES = """For each numbered done-when criterion give one entry:
+number: the criterion's number;
+verdict: "met" only when the evidence or the answer shows it holds, "unmet" when they show
+it does not, "unknown" when they do not say;
+reason: one short line saying why;
+evidence: the ids of the evidence entries the verdict rests on, as listed (like E-G1-3)."""
+
+CRITERIA_TITLE = "Done when (every one of these must hold)"
+"""The title of a goal's done-when criteria in the planner's and the verifier's prompts."""

@@ -140,3 +140,23 @@ class SubGoal(BaseModel):
 
 
 GoalDecomposition.model_rebuild()
+
+
+EvidenceId = Annotated[str, StringConstraints(max_length=32)]
+
+
+class CriterionCheck(BaseModel):
+    model_config = ConfigDict(title="CriterionCheck")
+
+    number: int = Field(ge=1, le=99)
+    verdict: Literal["met", "unmet", "unknown"]
+    reason: Short = ""
+    evidence: list[EvidenceId] = Field(default_factory=list, max_length=8)
+
+
+class Verification(BaseModel):
+    # The verifier: each done-when criterion of a goal checked against its evidence.
+
+    model_config = ConfigDict(title="Verification")
+
+    criteria: list[CriterionCheck] = Field(min_length=1, max_length=24)

@@ -23,7 +23,7 @@ from soothe.engine.events import (
     StepThinking,
     StepToken,
 )
-from soothe.engine.loop import answer_check, prompts
+from soothe.engine.loop import answer_check, prompts, verifier
 from soothe.engine.loop.executor import Executor, change_failed, clip, made_change
 from soothe.engine.loop.planner import LLMPlanner, PlanningContext, PlanningFailed
 from soothe.engine.loop.schemas import PlanGeneration, PlanResult
@@ -113,6 +113,8 @@ class StrangeLoop:
         self.hub = hub
         self.small_model = small_model
         self.planner = LLMPlanner(hub, small=small_model)
+        self.verifier = verifier.Verifier(hub, context)
+        """Checks a done goal's done-when criteria (called by the runner's verify)."""
         self.executor = executor
         self.bus = bus
         self.checkpointer = checkpointer
@@ -259,6 +261,7 @@ class StrangeLoop:
             ),
             previous_failure=extras.previous_failure,
             steering="\n".join(f"- {note}" for note in self.context.steering(goal_id)),
+            criteria=verifier.numbered(goal.criteria),
         )
 
     def _gate(self, state: LoopState) -> bool:

@@ -15,6 +15,7 @@ from soothe.engine.llm.errors import LLMError, ModelErrorKind
 from soothe.engine.loop.executor import STOP_KINDS, missing_change
 from soothe.engine.loop.planner import PlanningFailed
 from soothe.engine.loop.strange_loop import Intake, LoopExtras, LoopResult
+from soothe.engine.loop.verifier import unmet_text
 from soothe.engine.runner.base import TERMINAL, Groundwork, RunnerBase
 from soothe.engine.scope import Scope
 from soothe.engine.text import clip
@@ -175,19 +176,27 @@ class AgenticRunner(RunnerBase):
         or exhausted with failed steps: a reflection call, then fail_goal, which puts the
         goal back to pending while its max_retries allow (and the rounds do)."""
         scope = Scope(thread_id, goal_id=goal_id)
+        clean_exhausted = (
+            result.status == "exhausted" and not result.failed_steps and result.completed_steps
+        )
+        would_complete = result.answer.strip() and (
+            result.status == "done" or (clean_exhausted and final_round)
+        )
+        unmet = await self._criteria_unmet(goal_id, result, scope) if would_complete else ""
+        if unmet:
+            return await self._not_met(goal_id, unmet, scope, final_round, round_no)
         if result.status == "done" and result.answer.strip():
             # An answer made from the workspace facts after planning failed says so in
             # its text (answer_check.FROM_FACTS_NOTE) and in the validation reason.
             reason = "answered from the workspace facts" if result.from_facts else "assessed done"
+            if self.context.get_goal(goal_id).criteria:
+                reason = "every done-when criterion met"
             await self.context.validate_goal(goal_id, reason=reason)
             await self.context.complete_goal(goal_id, findings=result.answer)
             await self.memory.store(
                 result.answer, thread_id=thread_id, goal_id=goal_id, kind="finding"
             )
             return True, ""
-        clean_exhausted = (
-            result.status == "exhausted" and not result.failed_steps and result.completed_steps
-        )
         if clean_exhausted and final_round and result.answer.strip():
             # Every step succeeded; only the user's iteration bound stopped the loop. The
             # answer says so where the user reads it; nothing is stored as a finding.
@@ -223,6 +232,35 @@ class AgenticRunner(RunnerBase):
         if goal.status != "pending":
             self.bus.publish(ErrorEvent(message=clip(failure, 300), kind="loop", **scope.fields()))
         return goal.status != "pending", previous
+
+    async def _criteria_unmet(self, goal_id: str, result: LoopResult, scope: Scope) -> str:
+        """A goal with done-when criteria about to complete: the verifier's one call
+        (``loop.verifier``); the criteria not met, as one line ("" when all are, or the
+        goal has none: then no call is made)."""
+        if not self.context.get_goal(goal_id).criteria:
+            return ""
+        judged = await self.loop.verifier.check(goal_id, result.answer, ids=scope)
+        return unmet_text(judged)
+
+    async def _not_met(
+        self, goal_id: str, unmet: str, scope: Scope, final_round: bool, round_no: int
+    ) -> tuple[bool, str]:
+        """Done by the loop's account, but the verifier found criteria not met: the
+        reasons go to the ledger (the next round's planner reads them) and the goal is
+        sent back (send_back_goal: failed once its send-backs are spent); in the last
+        round it fails, its error naming the criteria."""
+        await self.context.append_ledger(
+            goal_id, "system", clip(unmet, 600), "verify", thread_id=scope.thread_id
+        )
+        if final_round:
+            goal = await self.context.fail_goal(goal_id, error=unmet, allow_retry=False)
+        else:
+            goal = await self.context.send_back_goal(goal_id, reason=unmet)
+        if goal.status != "pending":
+            self.bus.publish(
+                ErrorEvent(message=clip(goal.error or unmet, 300), kind="loop", **scope.fields())
+            )
+        return goal.status != "pending", f"Round {round_no}: {unmet}"
 
     async def _reflect(self, goal_id: str, failure: str, scope: Scope) -> str:
         """One small structured call: what failed and what to try next (bounded)."""

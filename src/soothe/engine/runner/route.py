@@ -31,6 +31,8 @@ from soothe.engine.scope import Scope
 from soothe.engine.skills import UnknownSkill, load_skill, parse_invocation
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from soothe.engine.loop.strange_loop import Intake
 
 FOLLOW_UP_GOALS = 3
@@ -46,12 +48,14 @@ class SootheRunner(ResumeRunner):
         thread_id: str | None = None,
         autonomous: bool = False,
         subagent: str | None = None,
+        criteria: Sequence[str] = (),
     ) -> RunOutcome:
         """Run one request; its events go out on the bus, the caller gets the outcome.
-        ``/task TEXT`` forces the task path (never a quiz answer)."""
+        ``/task TEXT`` forces the task path (never a quiz answer), and so do done-when
+        ``criteria`` (the goal the request becomes carries them; ``soothe -p --done-when``)."""
         text, forced = split_task(text)
         thread_id = await self.ensure_thread(thread_id, text)
-        return await self._route(text, thread_id, autonomous, subagent, forced)
+        return await self._route(text, thread_id, autonomous, subagent, forced, tuple(criteria))
 
     async def resume(self, thread_id: str) -> RunOutcome:
         """Continue the unfinished goals of a thread from their checkpoints."""
@@ -72,6 +76,7 @@ class SootheRunner(ResumeRunner):
         autonomous: bool,
         subagent: str | None,
         forced: bool = False,
+        criteria: tuple[str, ...] = (),
     ) -> RunOutcome:
         started = time.perf_counter()
         calls_before = self.hub.usage.calls
@@ -83,7 +88,7 @@ class SootheRunner(ResumeRunner):
             await self.context.add_message(thread_id, "user", text)
             with run_budget(self.settings.run):  # run.deadline, run.max_model_calls
                 answer = await self._dispatch(
-                    text, thread_id, autonomous, subagent, history, forced=forced
+                    text, thread_id, autonomous, subagent, history, forced=forced, criteria=criteria
                 )
         except asyncio.CancelledError:
             await self._settle(self._interrupted(thread_id))
@@ -114,8 +119,10 @@ class SootheRunner(ResumeRunner):
         history: str,
         *,
         forced: bool = False,
+        criteria: tuple[str, ...] = (),
     ) -> str:
         scope = Scope(thread_id)
+        forced = forced or bool(criteria)  # a goal with a finish line, never a quiz answer
         skill_text = ""
         skill_name = ""
         invocation = parse_invocation(text)
@@ -161,7 +168,9 @@ class SootheRunner(ResumeRunner):
                 return result.answer
             label = result.label
         earlier = self._earlier_goals(thread_id)
-        goal = await self.context.create_goal(text, thread_id=thread_id, source="user")
+        goal = await self.context.create_goal(
+            text, thread_id=thread_id, source="user", criteria=criteria
+        )
         await self._bootstrap(goal.id, work)
         # The skill text reaches every prompt through the goal's context bundle (plan,
         # step and completion), not only the planner's.

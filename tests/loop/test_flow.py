@@ -90,6 +90,79 @@ async def test_two_parallel_steps_then_a_dependent(make_session: SessionFactory)
     assert one(events, "answer.final").text == "Final: demo and alpha."
 
 
+async def test_dependency_mode_runs_each_wave_together(make_session: SessionFactory) -> None:
+    """execution_mode "dependency" (the small profile's): every ready step of a wave runs
+    at once, up to loop.max_parallel_steps; a step on one of them waits for the wave."""
+    brain = Brain()
+    brain.add("Classification", classify("complex"))
+    brain.add(
+        "PlanGeneration",
+        plan(
+            step("S-01", "read README"),
+            step("S-02", "read notes"),
+            step("S-03", "list the workspace"),
+            step("S-04", "combine", ["S-01"]),
+            mode="dependency",
+        ),
+    )
+    brain.add("step:S-01", ScriptedReply(text="readme says demo", delay=0.3))
+    brain.add("step:S-02", ScriptedReply(text="notes say alpha", delay=0.6))
+    brain.add("step:S-03", ScriptedReply(text="two files", delay=0.6))
+    brain.add("step:S-04", "demo")
+    brain.add("StatusAssessment", assess("done", completion=False))
+    session = await make_session(brain, loop={"parallelism": "dependency"})
+    in_flight: set[str] = set()
+    peak: set[str] = set()
+
+    def track(event: object) -> None:
+        nonlocal peak
+        kind, step_id = getattr(event, "type", ""), getattr(event, "step_id", "")
+        if kind == "step.started":
+            in_flight.add(step_id)
+            peak = max(peak, set(in_flight), key=len)
+        elif kind in ("step.completed", "step.failed"):
+            in_flight.discard(step_id)
+
+    session.bus.add_listener(track)
+    events = await run_all(session, "summarise README and notes")
+
+    started = {e.step_id: e for e in of_type(events, "step.started")}
+    completed = {e.step_id: e for e in of_type(events, "step.completed")}
+    assert set(completed) == {"S-01", "S-02", "S-03", "S-04"}
+    assert peak == {"S-01", "S-02", "S-03"}, "the three independent steps ran together"
+    # S-04 needs only S-01 (done first), yet it runs in the next wave, after all three.
+    assert started["S-04"].seq > max(completed[s].seq for s in ("S-01", "S-02", "S-03"))
+
+
+async def test_dependency_mode_waves_keep_the_parallel_limit(make_session: SessionFactory) -> None:
+    """With loop.max_parallel_steps 2 a dependency-mode wave of three runs as 2 + 1."""
+    brain = Brain()
+    brain.add("Classification", classify("complex"))
+    brain.add(
+        "PlanGeneration",
+        plan(step("S-01", "a"), step("S-02", "b"), step("S-03", "c"), mode="dependency"),
+    )
+    for sid in ("S-01", "S-02", "S-03"):
+        brain.add(f"step:{sid}", ScriptedReply(text=f"{sid} done", delay=0.3))
+    brain.add("StatusAssessment", assess("done", completion=False))
+    session = await make_session(brain, loop={"parallelism": "dependency", "max_parallel_steps": 2})
+    in_flight = peak = 0
+
+    def track(event: object) -> None:
+        nonlocal in_flight, peak
+        kind = getattr(event, "type", "")
+        if kind == "step.started":
+            in_flight += 1
+            peak = max(peak, in_flight)
+        elif kind in ("step.completed", "step.failed"):
+            in_flight -= 1
+
+    session.bus.add_listener(track)
+    events = await run_all(session, "do three things")
+    assert len(of_type(events, "step.completed")) == 3
+    assert peak == 2
+
+
 async def test_short_dependency_ids_resolve(make_session: SessionFactory) -> None:
     brain = Brain()
     brain.add("Classification", classify("complex"))

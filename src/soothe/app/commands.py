@@ -42,7 +42,13 @@ class Command:
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("goal", "add a goal: /goal TEXT", "add_goal", "arg", usage="/goal TEXT"),
+    Command(
+        "goal",
+        "add a goal: /goal TEXT",
+        "goal_command",
+        "arg",
+        usage='/goal TEXT [--done-when "…"] [--budget calls=N,tokens=N,time=30m]',
+    ),
     Command(
         "autonomous",
         "run a request as an autonomous goal",

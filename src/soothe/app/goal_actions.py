@@ -8,9 +8,10 @@ goal.created / goal.updated / goal.status_changed, and the handler draws it.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from soothe.app.screens.criteria import CriteriaDialog
 from soothe.app.screens.dialogs import ConfirmDialog, EvidenceDialog
 from soothe.app.screens.goals import DependencyDialog, GoalDetailDialog, GoalInputDialog
 from soothe.app.screens.main import MainScreen
@@ -22,6 +23,7 @@ from soothe.widgets.step_card import card_facts
 if TYPE_CHECKING:
     from soothe.app.base import SootheBase
     from soothe.app.session_api import SessionAPI
+    from soothe.engine.goal_contract import GoalBudget
     from soothe.engine.views import GoalView
 
     _Base = SootheBase
@@ -33,19 +35,41 @@ TERMINAL = ("completed", "failed", "cancelled")
 
 
 class GoalActions(_Base):
-    def add_goal(self, description: str, priority: int = 50) -> None:
+    def add_goal(
+        self,
+        description: str,
+        priority: int = 50,
+        criteria: Sequence[str] = (),
+        budget: GoalBudget | None = None,
+    ) -> None:
         # the goal.created event shows it (one line, with the ctrl+r hint)
-        self.call_session(lambda s: s.add_goal(description, priority=priority), what="add the goal")
+        self.call_session(
+            lambda s: s.add_goal(description, priority=priority, criteria=criteria, budget=budget),
+            what="add the goal",
+        )
+
+    def goal_command(self, line: str) -> None:
+        """``/goal TEXT --done-when "…" --budget calls=40,tokens=200k,time=30m``: a flag it
+        cannot read is one warning line and nothing is added."""
+        from soothe.engine.goal_args import parse_goal_args
+
+        try:
+            args = parse_goal_args(line)
+        except ValueError as exc:
+            self.notify(f"/goal: {exc}", severity="warning")
+            return
+        self.add_goal(args.text, criteria=args.criteria, budget=args.budget)
 
     def on_goal_tree_command(self, event: GoalTree.Command) -> None:
         event.stop()
         if event.command == "new":
+            dialog = GoalInputDialog(criteria=[])
 
             def described(text: str | None) -> None:
                 if text:
-                    self.add_goal(text)
+                    self.add_goal(text, criteria=dialog.criteria())
 
-            self.push_screen(GoalInputDialog(), described)
+            self.push_screen(dialog, described)
             return
         goal = self.handler.goals.get(event.goal_id or "")
         if goal is None:
@@ -53,6 +77,7 @@ class GoalActions(_Base):
             return
         actions: dict[str, Callable[[GoalView], None]] = {
             "details": lambda g: self._goal_details(g, event.step_id),
+            "criteria": self._edit_criteria,
             "steer": self._ask_steer,
             "depend": self._pick_dependency,
             "undepend": self._pick_removal,
@@ -66,6 +91,24 @@ class GoalActions(_Base):
         action = actions.get(event.command)
         if action is not None:
             action(goal)
+
+    def _edit_criteria(self, goal: GoalView) -> None:
+        """e on a goal: its done-when criteria in a dialog, one per line (goal.criteria_set
+        redraws them; a completed goal's are final)."""
+        if goal.status == "completed":
+            self.notify(
+                f"{goal.id} is completed: its done-when criteria are final.", severity="warning"
+            )
+            return
+        dialog = CriteriaDialog(goal.id, [c.text for c in goal.criteria])
+
+        def saved(criteria: list[str] | None) -> None:
+            if criteria is not None:
+                self.call_session(
+                    lambda s: s.set_criteria(goal.id, criteria), what=f"set {goal.id}'s criteria"
+                )
+
+        self.push_screen(dialog, saved)
 
     def _ask_steer(self, goal: GoalView) -> None:
         """enter on a running goal: a note to it (as ``/steer TEXT``)."""

@@ -86,6 +86,10 @@ class SessionAPI(Protocol):
         budget: GoalBudget | None = None,
     ) -> str: ...
 
+    async def set_criteria(self, goal_id: str, criteria: Sequence[str]) -> None:
+        """Replace the goal's done-when criteria (goal.criteria_set); InvalidGoal (one
+        line) for a completed goal."""
+
     async def add_dependency(self, goal_id: str, depends_on: str) -> None:
         """Raises ValueError with a one-line message when the edge would make a cycle."""
 

@@ -19,6 +19,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from soothe.app.lazy import lazy
+from soothe.app.view_criteria import CriteriaEvents
 from soothe.app.view_paging import MAX_VIEWS, Released, ViewPaging
 from soothe.app.view_port import (
     CONVERSATION,
@@ -59,7 +60,7 @@ MAX_CARDS = 200
 """Step cards kept by key (for their later events); finished ones beyond are let go."""
 
 
-class ViewState(StepEvents, RequestEvents, ViewPaging):
+class ViewState(StepEvents, CriteriaEvents, RequestEvents, ViewPaging):
     def __init__(self, port: ViewPort) -> None:
         self.port = port
         self.live = True
@@ -111,6 +112,8 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
             ev.GoalUpdated: self._goal_updated,
             ev.GoalRemoved: self._goal_removed,
             ev.GoalSteered: self._goal_steered,
+            ev.GoalCriteriaSet: self._goal_criteria_set,
+            ev.GoalVerified: self._goal_verified,
             ev.PlanAssessed: self._plan_assessed,
             ev.PlanCreated: self._plan_created,
             ev.IterationStarted: self._iteration_started,
@@ -462,6 +465,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
             depends_on=list(event.depends_on),
             status=existing.status if existing else "pending",
             steps=list(existing.steps) if existing else [],
+            criteria=[models.Criterion(text=text) for text in event.criteria],
         )
         self._put_goal(goal)
         self.view(gid).title = self._title(gid)
@@ -470,6 +474,7 @@ class ViewState(StepEvents, RequestEvents, ViewPaging):
         queued = " — ctrl+r runs ready goals" if not self.running and not sub else ""
         text = f"{gid} new goal{sub}: {one_line(event.description)}{after}{queued}"
         self.note([CONVERSATION, gid], text, "plan")
+        self._criteria_created(gid, goal.criteria)
 
     def _status_note(self, goal_id: str, status: str, detail: str = "") -> None:
         kinds: dict[str, NoteKind] = {"completed": "ok", "failed": "error", "cancelled": "warn"}

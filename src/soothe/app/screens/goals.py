@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
@@ -13,17 +14,26 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from soothe.app.screens.base import BOX_CSS, CLOSE
+from soothe.widgets.criteria import CriteriaArea, criteria_block, criteria_lines
 from soothe.widgets.icons import STATUS_WORDS, status_icon
+
+CRITERIA_LEAD = "Done when (optional; one criterion per line, ctrl+s adds from here):"
 
 if TYPE_CHECKING:
     from soothe.engine.views import GoalView
 
 
 class GoalInputDialog(ModalScreen[str | None]):
-    """n in the goal tree: describe a new goal."""
+    """n in the goal tree: describe a new goal (and, with ``criteria`` given, its
+    done-when criteria, one per line: read them with ``criteria``)."""
 
     BINDINGS: ClassVar[list[BindingType]] = CLOSE
-    DEFAULT_CSS = BOX_CSS.format(name="GoalInputDialog")
+    DEFAULT_CSS = (
+        BOX_CSS.format(name="GoalInputDialog")
+        + """
+    GoalInputDialog CriteriaArea { height: 5; margin-bottom: 1; }
+    """
+    )
 
     def __init__(
         self,
@@ -31,12 +41,15 @@ class GoalInputDialog(ModalScreen[str | None]):
         lead: str = "What should be achieved?",
         placeholder: str = "e.g. Summarise the README",
         enter: str = "adds",
+        criteria: Sequence[str] | None = None,
     ) -> None:
         super().__init__()
         self.title_text = title
         self.lead = lead
         self.placeholder = placeholder
         self.enter = enter
+        self.with_criteria = criteria is not None
+        self.initial_criteria = list(criteria or ())
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
@@ -44,12 +57,29 @@ class GoalInputDialog(ModalScreen[str | None]):
             box.border_subtitle = f"enter {self.enter} · esc cancels"
             yield Static(self.lead, classes="lead")
             yield Input(placeholder=self.placeholder, id="goal-text")
+            if self.with_criteria:
+                yield Static(CRITERIA_LEAD, classes="lead")
+                yield CriteriaArea("\n".join(self.initial_criteria), id="goal-criteria")
+
+    def criteria(self) -> list[str]:
+        """The done-when criteria written (none without the field)."""
+        if not self.with_criteria:
+            return []
+        return criteria_lines(self.query_one(CriteriaArea).text)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         text = event.value.strip()
         if text:
             self.dismiss(text)
+
+    def on_criteria_area_save(self, event: CriteriaArea.Save) -> None:
+        event.stop()
+        text = self.query_one("#goal-text", Input).value.strip()
+        if text:
+            self.dismiss(text)
+        else:
+            self.query_one("#goal-text", Input).focus()
 
     def action_close(self) -> None:
         self.dismiss(None)
@@ -156,9 +186,11 @@ class GoalDetailDialog(ModalScreen[None]):
             ("parent", goal.parent_id or "—"),
             ("evidence", str(self.evidence_count)),
         ]
-        parts: list[tuple[str, str] | str] = [(goal.description + "\n\n", "bold")]
+        parts: list[tuple[str, str] | str | Content] = [(goal.description + "\n\n", "bold")]
         for name, value in rows:
             parts += [(f"{name:<10}", "$text-muted"), value, "\n"]
+        if goal.criteria:  # ✓ / ✗ / ? per criterion, with the evidence it rests on
+            parts.append(criteria_block(goal.criteria))
         if goal.steps:
             parts.append(("\nsteps", "$text-muted"))
         tail: list[tuple[str, str] | str] = []

@@ -177,8 +177,10 @@ class Executor:
             ready = [s for s in self.context.step_dag(goal_id).ready_steps()]
             if not ready:
                 break
-            limit = 1 if mode == "dependency" else self.max_parallel
-            wave = ready[:limit]
+            # Both modes run by the step DAG in waves: every ready step of a wave together,
+            # up to max_parallel (the seed's dependency mode runs the DAG's waves, not one
+            # step at a time); a step waiting on one of the wave runs in a later wave.
+            wave = ready[: self.max_parallel]
             report.waves += 1
             results = await asyncio.gather(
                 *(self._run_step(goal_id, s, scope, report) for s in wave)

@@ -78,7 +78,10 @@ async def test_cancel_suspend_retry_and_priority(rig: Rig) -> None:
         g1 = await session.add_goal("Flaky job")
         g2 = await session.add_goal("Steady job", priority=50)
         # a failed goal, as the runner leaves one after its last round (no retries left)
-        await session.context.fail_goal(g1, error="boom", allow_retry=False)
+        for _ in range(3):
+            await session.context.activate_goal(g1)
+            await session.context.fail_goal(g1, error="boom")
+        assert session.context.get_goal(g1).retry_count == 2  # 2/2: retry_goal refuses
         seen = _record(app)
         await settle(app, pilot)
         tree = app.main.goal_tree
@@ -89,7 +92,8 @@ async def test_cancel_suspend_retry_and_priority(rig: Rig) -> None:
         await pilot.press("r")
         await settle(app, pilot)
         assert tree.goal(g1).status == "pending"  # type: ignore[union-attr]
-        assert session.context.get_goal(g1).status == "pending"
+        retried = session.context.get_goal(g1)  # the user's retry: a fresh budget
+        assert (retried.status, retried.retry_count) == ("pending", 0)
 
         await pilot.press("down")
         await pilot.press("s")

@@ -174,14 +174,37 @@ async def test_fail_goal_retry_from_validated_goes_through_failed(
     assert moves == [("validated", "failed", True), ("failed", "pending", False)]
 
 
-async def test_retry_goal_is_a_user_retry_with_fresh_budget(engine: ContextEngine) -> None:
+async def test_retry_goal_respects_max_retries(
+    engine: ContextEngine, events: list[EventBase]
+) -> None:
+    """DESIGN's table: failed -> pending only while retries remain."""
+    goal = await engine.create_goal("x", max_retries=2)
+    await engine.fail_goal(goal.id, "first", allow_retry=False)
+    again = await engine.retry_goal(goal.id)
+    assert (again.status, again.retry_count) == ("pending", 1)
+    await engine.fail_goal(goal.id, "second", allow_retry=False)
+    assert (await engine.retry_goal(goal.id)).retry_count == 2
+    await engine.fail_goal(goal.id, "third", allow_retry=False)
+    before = len(events)
+    with pytest.raises(IllegalTransition, match=r"failed -> pending.*no retries left \(2/2\)"):
+        await engine.retry_goal(goal.id)
+    assert engine.get_goal(goal.id).status == "failed" and events[before:] == []
+
+
+async def test_retry_goal_fresh_is_the_users_retry_with_a_fresh_budget(
+    engine: ContextEngine, events: list[EventBase]
+) -> None:
     goal = await engine.create_goal("x", max_retries=0)
     await engine.fail_goal(goal.id, "no retries at all")
     assert engine.get_goal(goal.id).status == "failed"
-    again = await engine.retry_goal(goal.id)
-    assert (again.status, again.retry_count) == ("pending", 0)
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(IllegalTransition, match=r"no retries left \(0/0\)"):
         await engine.retry_goal(goal.id)
+    again = await engine.retry_goal_fresh(goal.id)
+    assert (again.status, again.retry_count) == ("pending", 0)
+    moved = events[-1]
+    assert isinstance(moved, GoalStatusChanged) and moved.reason == "retry with a fresh budget"
+    with pytest.raises(IllegalTransition, match="only failed goals retry"):
+        await engine.retry_goal_fresh(goal.id)
 
 
 async def test_resume_goal_from_paused_and_cancelled(engine: ContextEngine) -> None:

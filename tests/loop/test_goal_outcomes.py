@@ -4,7 +4,9 @@ checks and their deterministic fallback."""
 
 from __future__ import annotations
 
-from soothe.engine.context import ContextEngine
+import pytest
+
+from soothe.engine.context import ContextEngine, IllegalTransition
 from soothe.engine.loop.planner import plan_problems, repair_plan
 from soothe.engine.loop.schemas import PlanGeneration
 
@@ -26,7 +28,9 @@ async def test_a_failed_dependency_blocks_and_its_retry_unblocks() -> None:
         for g in (g2, g3):
             blocked = engine.get_goal(g.id)
             assert blocked.status == "blocked" and blocked.error == f"dependency {g1.id} failed"
-        await engine.retry_goal(g1.id)
+        with pytest.raises(IllegalTransition, match=r"no retries left \(2/2\)"):
+            await engine.retry_goal(g1.id)
+        await engine.retry_goal_fresh(g1.id)
         assert engine.get_goal(g2.id).status == "pending" and engine.get_goal(g2.id).error == ""
         assert engine.get_goal(g3.id).status == "pending"  # it waits on G2 again
     finally:

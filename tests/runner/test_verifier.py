@@ -154,7 +154,9 @@ def test_unmet_every_round_fails_the_goal_naming_the_criterion(
     assert goal.error.startswith("done-when not met: ") and CRITERION in goal.error
     assert "unmet: ship it is missing" in goal.error
     assert goal.criteria[0].verdict == "unmet"
-    shown = soothe("threads", "show", goal.thread_id).out
+    got = soothe("threads", "show", goal.thread_id)
+    assert got.code == 0, got.err
+    shown = got.out
     assert f"✗ {CRITERION}" in shown
 
 

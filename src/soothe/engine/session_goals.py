@@ -134,8 +134,8 @@ class SessionGoals:
 
     async def retry_goal(self, goal_id: str) -> None:
         goal = self.context.get_goal(goal_id)
-        if goal.status == "failed":
-            await self.context.retry_goal(goal_id)
+        if goal.status == "failed":  # the user asked: a fresh retry budget
+            await self.context.retry_goal_fresh(goal_id)
         else:
             await self.context.resume_goal(goal_id)
 

@@ -335,9 +335,15 @@ class ContextEngine:
         )
 
     async def retry_goal(self, goal_id: str) -> GoalNode:
-        """A retry the user asked for: failed -> pending with a fresh retry budget
-        (retry_count reset to 0), even when the automatic retries were used up."""
-        return await self._goals.retry(goal_id)
+        """failed -> pending while retries remain (retry_count < max_retries; the count
+        goes up by one); else IllegalTransition "no retries left (2/2)"."""
+        return await self._goals.retry(goal_id, fresh=False)
+
+    async def retry_goal_fresh(self, goal_id: str) -> GoalNode:
+        """Retry with a fresh budget: failed -> pending with retry_count reset to 0, even
+        when the retries were used up. The user's retry (the tree's retry key, ``soothe
+        goals retry``): they asked for it explicitly."""
+        return await self._goals.retry(goal_id, fresh=True)
 
     async def send_back_goal(self, goal_id: str, reason: str = "") -> GoalNode:
         """Verification rejected an active goal's result: back to pending while

@@ -405,19 +405,25 @@ class GoalOps:
                 move(change, goal_id, "pending", reason="unblocked")
         return self._uow.state.goal(goal_id)
 
-    async def retry(self, goal_id: str) -> GoalNode:
+    async def retry(self, goal_id: str, *, fresh: bool) -> GoalNode:
+        """failed -> pending. Plain: while retries remain (retry_count + 1), else
+        IllegalTransition "no retries left (2/2)" (DESIGN's table). ``fresh``: the retry
+        the user asked for, with a fresh budget (retry_count back to 0)."""
         async with self._uow.write() as change:
             goal = change.goal(goal_id)
             if goal.status != "failed":
                 raise IllegalTransition(goal_id, goal.status, "pending", "only failed goals retry")
-            move(
-                change,
-                goal_id,
-                "pending",
-                reason="retry requested",
-                updates={"retry_count": 0},
-                user_retry=True,
-            )
+            if fresh:
+                move(
+                    change,
+                    goal_id,
+                    "pending",
+                    reason="retry with a fresh budget",
+                    updates={"retry_count": 0},
+                    user_retry=True,
+                )
+            else:
+                move(change, goal_id, "pending", reason="retry requested")
             unblock_dependents(change, self._uow.state, goal_id)
         return self._uow.state.goal(goal_id)
 

@@ -31,6 +31,9 @@ GOAL_TRANSITIONS: dict[str, frozenset[str]] = {
             "pending",
         }
     ),
+    # failed -> pending: a retry. ``retry_goal`` (and fail_goal's automatic retry) only
+    # while retries remain (retry_count < max_retries, +1 each); ``retry_goal_fresh``,
+    # the user's explicit retry, starts a fresh budget (retry_count back to 0).
     "failed": frozenset({"pending"}),
     "suspended": _PAUSED_EXITS,
     "blocked": _PAUSED_EXITS,

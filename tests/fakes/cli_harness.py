@@ -136,7 +136,7 @@ def run_soothe(
     environment; ``stdin`` is sent as its input. A process still going after
     ``timeout`` seconds is killed and the test fails with its output.
     """
-    from soothe.cli import SUBCOMMANDS
+    from soothe.cli import SUBCOMMANDS, flag_refusal
 
     argv = list(args)
     if config is not None:
@@ -144,7 +144,8 @@ def run_soothe(
         path.write_text(config, encoding="utf-8")
         argv += ["--config", str(path)]
     if args and args[0] in SUBCOMMANDS:
-        argv += ["--data-dir", str(env.data_dir)]
+        if flag_refusal(args[0], "--data-dir") is None:  # skills and mcp refuse it
+            argv += ["--data-dir", str(env.data_dir)]
     else:
         argv += env.base_args(args)
     proc = subprocess.Popen(
@@ -249,14 +250,16 @@ def soothe(env: Env, capsys: pytest.CaptureFixture[str]) -> Callable[..., Result
     skills...) get ``--data-dir`` (and ``skills`` ``--workspace``); ``raw=True`` passes
     the arguments untouched.
     """
-    from soothe.cli import SUBCOMMANDS, main
+    from soothe.cli import SUBCOMMANDS, flag_refusal, main
 
     def run(*args: str, raw: bool = False) -> Result:
         capsys.readouterr()
         argv = list(args)
         if not raw:
             if argv and argv[0] in SUBCOMMANDS:
-                extra = ["--data-dir", str(env.data_dir)]
+                extra = []
+                if flag_refusal(argv[0], "--data-dir") is None:  # skills and mcp refuse it
+                    extra += ["--data-dir", str(env.data_dir)]
                 if argv[0] == "skills":
                     extra += ["--workspace", str(env.workspace)]
                 argv = [*argv, *extra]

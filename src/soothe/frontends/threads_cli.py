@@ -7,6 +7,7 @@ so the command stays quick and can read beside a running TUI.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 
@@ -15,7 +16,11 @@ from soothe.engine.sanitize import one_line, plain
 
 
 async def _threads(
-    settings: Settings, action: str, thread_id: str | None, output: str | None
+    settings: Settings,
+    action: str,
+    thread_id: str | None,
+    output: str | None,
+    as_json: bool = False,
 ) -> int:
     from soothe.engine.session import Session
 
@@ -26,6 +31,12 @@ async def _threads(
     await session.open_storage()
     try:
         threads = await session.list_threads()
+        if action == "list" and as_json:  # one object per line; json.dumps escapes controls
+            for t in threads:
+                when = t.last_active.isoformat() if t.last_active else None
+                row = {"id": t.id, "title": t.title, "last_active": when, "goals": t.goal_count}
+                print(json.dumps(row))
+            return 0
         if action == "list":
             if not threads:
                 print("no threads yet")
@@ -46,12 +57,14 @@ async def _threads(
         thread_id = matches[0]  # a unique prefix is enough, as with git
         if action == "delete":
             await session.delete_thread(thread_id)
-            print(f"deleted {thread_id}")
+            print(json.dumps({"deleted": thread_id}) if as_json else f"deleted {thread_id}")
             return 0
         text = await session.export_thread(thread_id)
         if action == "export" and output:
             Path(output).write_text(text, encoding="utf-8")
-            print(f"wrote {output}")
+            print(json.dumps({"wrote": output}) if as_json else f"wrote {output}")
+        elif as_json:
+            print(json.dumps({"id": thread_id, "markdown": text}))
         else:
             print(plain(text), end="")  # the export is plain already; the terminal's guard
         return 0
@@ -59,5 +72,12 @@ async def _threads(
         await session.close()
 
 
-def run_threads(settings: Settings, action: str, thread_id: str | None, output: str | None) -> int:
-    return asyncio.run(_threads(settings, action, thread_id, output))
+def run_threads(
+    settings: Settings,
+    action: str,
+    thread_id: str | None,
+    output: str | None,
+    *,
+    as_json: bool = False,
+) -> int:
+    return asyncio.run(_threads(settings, action, thread_id, output, as_json))

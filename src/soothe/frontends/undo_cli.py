@@ -1,4 +1,7 @@
-"""``soothe undo [--thread ID] [--all | --step G1/S2] [--list] [--force]``.
+"""``soothe undo [--thread ID] [--all | --step G1/S2] [--list] [--force] [--workspace DIR]``.
+
+With ``--workspace DIR`` only the changes to files inside DIR count: the thread is the
+last that changed a file there, and files elsewhere are left as they are.
 
 Reads the journal in the data dir (``journal.db``) and puts back the files the agent
 changed, newest first (engine/agent/undo.py). No models, no session: it works beside a
@@ -22,9 +25,13 @@ def run_undo(
     step: str | None,
     list_only: bool,
     force: bool,
+    workspace: str | None = None,
 ) -> int:
     from soothe.engine.agent.journal import Journal
-    from soothe.engine.agent.undo import apply_undo, describe, plan_undo
+    from soothe.engine.agent.undo import apply_undo, describe, in_folder, plan_undo
+
+    within = Path(workspace).expanduser().resolve() if workspace else None
+    where = f" in {visible(str(within))}" if within is not None else ""
 
     path = Path(settings.storage.data_dir) / "journal.db"
     if not path.exists() and not path.is_symlink():  # a dangling link: Journal says why
@@ -33,27 +40,31 @@ def run_undo(
     journal = Journal(path)
     try:
         threads = journal.threads()
+        if within is not None:  # the threads that changed a file in that folder
+            threads = [t for t in threads if any(in_folder(e, within) for e in journal.entries(t))]
         if thread:
             matches = [t for t in threads if t.startswith(thread)]
             if len(matches) != 1:
                 why = "no changes recorded for" if not matches else "more than one thread matches"
-                print(f"error: {why} '{thread}'", file=sys.stderr)
+                print(f"error: {why} '{thread}'{where}", file=sys.stderr)
                 return 1
             thread_id = matches[0]
         elif threads:
             thread_id = threads[0]  # the thread that changed something last
         else:
-            print("nothing to undo")
+            print(f"nothing to undo{where}")
             return 0
-        entries = plan_undo(journal, thread_id, all_runs=all_runs or list_only, step=step)
+        entries = plan_undo(
+            journal, thread_id, all_runs=all_runs or list_only, step=step, within=within
+        )
         if list_only:
             if not entries:
-                print(f"thread {thread_id}: nothing to undo")
+                print(f"thread {thread_id}: nothing to undo{where}")
             for entry in entries:
                 print(visible(describe(entry)))  # the workspace's file names, shown exactly
             return 0
         if not entries:
-            print(f"thread {thread_id}: nothing to undo")
+            print(f"thread {thread_id}: nothing to undo{where}")
             return 0
         report = apply_undo(journal, entries, force=force)
         for p in report.restored:

@@ -28,11 +28,25 @@ class UndoReport:
     commands: list[str] = field(default_factory=list)
 
 
+def in_folder(entry: Entry, folder: Path) -> bool:
+    """Whether the entry changed a file inside ``folder`` (a resolved path)."""
+    return entry.path is not None and Path(entry.path).is_relative_to(folder)
+
+
 def plan_undo(
-    journal: Journal, thread_id: str, *, all_runs: bool = False, step: str | None = None
+    journal: Journal,
+    thread_id: str,
+    *,
+    all_runs: bool = False,
+    step: str | None = None,
+    within: Path | None = None,
 ) -> list[Entry]:
-    """The entries to undo, newest first (file changes and run_shell commands)."""
+    """The entries to undo, newest first (file changes and run_shell commands); with
+    ``within`` (a resolved folder) only the file changes inside it, the last run being
+    the last that changed a file there."""
     entries = [e for e in journal.entries(thread_id) if not e.undone and e.state != "failed"]
+    if within is not None:
+        entries = [e for e in entries if in_folder(e, within)]
     if step is not None:
         goal_id, _, step_id = step.partition("/")
         entries = [e for e in entries if e.goal_id == goal_id and e.step_id == step_id]

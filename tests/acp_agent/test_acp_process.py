@@ -10,7 +10,7 @@ import asyncio
 from tests.acp_agent.client import Recorder, acp_process, stderr_of
 from tests.fakes._base import FakeReply
 from tests.fakes.brain import Brain
-from tests.fakes.cli_harness import TRACEBACK, Env, brain, env, fake
+from tests.fakes.cli_harness import TRACEBACK, Env, brain, env, fake, read_store
 
 __all__ = ["brain", "env", "fake"]  # fixtures
 
@@ -132,3 +132,108 @@ def _check_rejected(recorder: Recorder, env: Env) -> None:
     assert len(failed) == 1 and "denied" in failed[0].content[-1].content.text
     assert not (env.workspace / "NOTES2.md").exists()
     assert recorder.text("agent_message_chunk") == ("I could not write NOTES2.md: you rejected it.")
+
+
+def test_cancel_then_load_in_a_new_process_replays_and_resumes(brain: Brain, env: Env) -> None:
+    """A prompt cancelled mid-step ends ``cancelled`` with its step suspended; a new
+    process loads the session with its history replayed, ``/resume`` finishes the goal,
+    and a clarification ends a turn that the next prompt answers."""
+    (env.workspace / "notes.txt").write_text("hello\n")
+    brain.add("Classification", {"label": "quiz", "answer": "4", "reason": "math"}, SIMPLE)
+    brain.add("PlanGeneration", _plan("list the files"))
+    brain.step("S-01", _call("list_dir", path="."))
+    release = brain.hold("step:S-01")
+    recorder = Recorder()
+
+    async def first() -> str:
+        async with acp_process(env, recorder) as (conn, _proc):
+            session_id = await _new(conn, env)
+            quiz = await conn.prompt(
+                session_id=session_id, prompt=[{"type": "text", "text": "what is 2+2?"}]
+            )
+            assert (quiz.stop_reason, recorder.text("agent_message_chunk")) == ("end_turn", "4")
+            running = asyncio.ensure_future(
+                conn.prompt(
+                    session_id=session_id, prompt=[{"type": "text", "text": "list the files"}]
+                )
+            )
+            await asyncio.to_thread(brain.seen("step:S-01").wait, 20)
+            await conn.cancel(session_id=session_id)
+            stopped = await asyncio.wait_for(running, 20)
+            release.set()
+            assert stopped.stop_reason == "cancelled"
+            return session_id
+
+    session_id = asyncio.run(asyncio.wait_for(first(), 60))
+    stored = read_store(env.db_path)
+    (goal,) = stored.goals
+    assert goal.status == "suspended" and goal.thread_id == session_id
+    assert [t.title for t in stored.threads] == ["what is 2+2?"]
+
+    brain.step("S-01", _call("list_dir", path="."))
+    brain.step("S-01", "The folder holds notes.txt.")
+    brain.add("Classification", SIMPLE)
+    brain.add(
+        "PlanGeneration",
+        {
+            "steps": [
+                {
+                    "id": "S-01",
+                    "description": "ask which file",
+                    "kind": "ask_user",
+                    "questions": ["Which file should I read?"],
+                },
+                {"id": "S-02", "description": "read the file", "dependencies": ["S-01"]},
+            ]
+        },
+    )
+    brain.step("S-02", _call("read_file", path="notes.txt"))
+    brain.step("S-02", "notes.txt says hello.")
+    brain.add("StatusAssessment", {"status": "replan", "goal_progress": "none"}, DONE)
+    again = Recorder()
+
+    async def second() -> None:
+        async with acp_process(env, again) as (conn, _proc):
+            await asyncio.wait_for(
+                conn.load_session(cwd=str(env.workspace), session_id=session_id, mcp_servers=[]),
+                30,
+            )
+            replayed = [(u.session_update, _text(u)) for _, u in again.updates]
+            assert ("user_message_chunk", "what is 2+2?") in replayed
+            assert ("agent_message_chunk", "4") in replayed
+            assert ("user_message_chunk", "list the files") in replayed
+            plan = again.of("plan")[-1]
+            assert [(e.content, e.status) for e in plan.entries] == [
+                ("S-01 list the files", "pending")
+            ]
+            again.clear()
+            resumed = await conn.prompt(
+                session_id=session_id, prompt=[{"type": "text", "text": "/resume"}]
+            )
+            assert resumed.stop_reason == "end_turn"
+            assert again.text("agent_message_chunk") == "The folder holds notes.txt."
+            assert [e.status for e in again.of("plan")[-1].entries] == ["completed"]
+            again.clear()
+            asked = await conn.prompt(
+                session_id=session_id, prompt=[{"type": "text", "text": "read a file for me"}]
+            )
+            assert asked.stop_reason == "end_turn"
+            assert again.text("agent_message_chunk") == (
+                "Which file should I read?\n\nReply to answer."
+            )
+            again.clear()
+            answered = await conn.prompt(
+                session_id=session_id, prompt=[{"type": "text", "text": "notes.txt"}]
+            )
+            assert answered.stop_reason == "end_turn"
+            assert again.text("agent_message_chunk") == "notes.txt says hello."
+            assert "A: notes.txt" in "\n".join(brain.prompts("step:S-02"))
+
+    asyncio.run(asyncio.wait_for(second(), 90))
+    assert brain.unscripted == [] and brain.leftover() == {}
+    assert TRACEBACK not in stderr_of(env), stderr_of(env)
+
+
+def _text(update: object) -> str:
+    content = getattr(update, "content", None)
+    return str(getattr(content, "text", ""))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from soothe.engine.context import (
@@ -257,3 +259,35 @@ async def test_evidence_ids_and_summary(engine: ContextEngine, events: list[Even
     assert "finding number 199" in bounded and "earlier evidence entries omitted" in bounded
     with pytest.raises(StepNotFound):
         await engine.add_evidence(gid, kind="tool", summary="x", step_id="nope")
+
+
+async def test_skip_step_is_public_and_skips_the_dependents(
+    engine: ContextEngine, events: list[EventBase], recorder: Any
+) -> None:
+    """The seed's ``skip_step(goal_id, step_id)``, through the one step transition."""
+    goal = await engine.create_goal("g")
+    await engine.activate_goal(goal.id)
+    await engine.set_plan(
+        goal.id,
+        [
+            StepSpec(id="A", description="a"),
+            StepSpec(id="B", description="b", dependencies=["A"]),
+            StepSpec(id="C", description="c"),
+        ],
+        1,
+    )
+    rec = recorder()
+    engine.on("step_skipped", rec)
+    assert await engine.skip_step(goal.id, "A", "the user has it already") == ["A", "B"]
+    dag = engine.step_dag(goal.id)
+    assert [dag.get(s).status for s in "ABC"] == ["skipped", "skipped", "pending"]  # type: ignore[union-attr]
+    skips = [(e.step_id, e.reason) for e in events if e.type == "step.skipped"]
+    assert skips == [("A", "the user has it already"), ("B", "dependency A skipped")]
+    assert rec.calls == [(goal.id, "A"), (goal.id, "B")]
+    before = len(events)
+    assert await engine.skip_step(goal.id, "A") == []  # already skipped: nothing happens
+    assert len(events) == before
+    await engine.start_step(goal.id, "C")
+    await engine.complete_step(goal.id, "C", "done")
+    with pytest.raises(IllegalStepTransition):
+        await engine.skip_step(goal.id, "C")

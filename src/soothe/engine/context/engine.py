@@ -488,6 +488,13 @@ class ContextEngine:
         ids of those skipped steps."""
         return await self._steps.fail(goal_id, step_id, error, cancelled)
 
+    async def skip_step(self, goal_id: str, step_id: str, reason: str = "") -> list[str]:
+        """pending -> skipped (the seed's ``skip_step``; an active step too), published as
+        StepSkipped (``on("step_skipped")``). The steps that depended on it can no longer
+        run: they are skipped with it. Returns the ids skipped, this one first (none when
+        it was already skipped); a finished step raises IllegalStepTransition."""
+        return await self._steps.skip(goal_id, step_id, reason)
+
     async def reset_step(self, goal_id: str, step_id: str, reason: str = "") -> StepNode:
         """active -> pending for a step left running by a crash or an interrupt, so it can
         run again (a repair outside the step table; pending steps are left alone). The

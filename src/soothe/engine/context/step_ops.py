@@ -139,6 +139,17 @@ class StepOps:
                 skipped = _cascade_skips(change, goal_id)
         return skipped
 
+    async def skip(self, goal_id: str, step_id: str, reason: str) -> list[str]:
+        """pending (or active) -> skipped through the step table; the steps that depended
+        on it are skipped with it. Already skipped: nothing happens. Returns the ids of
+        the steps skipped, this one first."""
+        async with self._uow.write() as change:
+            skipped: list[str] = []
+            if _step_move(change, goal_id, step_id, "skipped", error=reason):
+                change.emit(StepSkipped(**change.scope(goal_id, step_id).fields(), reason=reason))
+                skipped = [step_id, *_cascade_skips(change, goal_id)]
+        return skipped
+
     async def reset(self, goal_id: str, step_id: str, reason: str) -> StepNode:
         async with self._uow.write() as change:
             step = change.dag(goal_id).get(step_id)

@@ -62,3 +62,33 @@ async def test_concurrent_writers_keep_memory_and_disk_equal(engine: ContextEngi
     assert [tuple(r) for r in rows] == [(g.id, g.status, g.findings) for g in engine.list_goals()]
     assert {g.status for g in engine.list_goals()} == {"completed"}
     assert [e.id for e in engine.get_ledger_entries()] == list(range(1, 21))
+
+
+async def test_scheduler_lists_paused_goals_whose_dependencies_are_met(
+    engine: ContextEngine,
+) -> None:
+    """The seed's ``check_reactivatable_goals``: blocked or suspended goals whose every
+    dependency is completed, oldest first; it moves nothing."""
+    a = await engine.create_goal("a")
+    b = await engine.create_goal("b", depends_on=[a.id])
+    await engine.block_goal(b.id, "waiting for the user")
+    c = await engine.create_goal("c", depends_on=[a.id])
+    await engine.suspend_goal(c.id)
+    d = await engine.create_goal("d")
+    await engine.suspend_goal(d.id)
+    await engine.create_goal("e", depends_on=[a.id])  # pending: not a paused goal
+    doomed = await engine.create_goal("doomed")
+    f = await engine.create_goal("f", depends_on=[doomed.id])
+    scheduler = engine.planning.scheduler
+    assert [g.id for g in scheduler.check_reactivatable_goals()] == [d.id]
+    await engine.activate_goal(a.id)
+    await engine.complete_goal(a.id)
+    await engine.activate_goal(doomed.id)
+    await engine.fail_goal(doomed.id, "gone", allow_retry=False)
+    assert engine.get_goal(f.id).status == "blocked"  # on a failed dependency: stays out
+    assert [g.id for g in scheduler.check_reactivatable_goals()] == [b.id, c.id, d.id]
+    assert [engine.get_goal(g).status for g in (b.id, c.id, d.id)] == [
+        "blocked",
+        "suspended",
+        "suspended",
+    ]

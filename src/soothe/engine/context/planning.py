@@ -158,6 +158,18 @@ class GoalScheduler:
                 break
         return picked
 
+    def check_reactivatable_goals(self) -> list[GoalNode]:
+        """Blocked or suspended goals whose dependencies are now met (every ``depends_on``
+        completed), oldest first: the seed's list of goals that could go back to pending.
+        Nothing is moved; the caller decides (``resume_goal``/``unblock_goal``)."""
+        engine = self._engine
+        paused = engine.list_goals(status=("blocked", "suspended"))
+        return [
+            goal
+            for goal in paused
+            if all(engine.get_goal(dep).status == "completed" for dep in goal.depends_on)
+        ]
+
     async def activate_next(
         self,
         loop_id_for: Callable[[GoalNode], str | None] | None = None,

@@ -11,6 +11,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from soothe.app.budget_actions import ask_budget, resume_at_cap
 from soothe.app.screens.criteria import CriteriaDialog
 from soothe.app.screens.dialogs import ConfirmDialog, EvidenceDialog
 from soothe.app.screens.goals import DependencyDialog, GoalDetailDialog, GoalInputDialog
@@ -85,6 +86,7 @@ class GoalActions(_Base):
             "suspend": self._toggle_suspend,
             "resume": self._toggle_suspend,
             "retry": self._retry_goal,
+            "budget": lambda g: ask_budget(self, g),  # budget_actions: b
             "priority_up": lambda g: self._shift_priority(g, PRIORITY_STEP),
             "priority_down": lambda g: self._shift_priority(g, -PRIORITY_STEP),
         }
@@ -186,6 +188,8 @@ class GoalActions(_Base):
         self.push_screen(ConfirmDialog(question), confirmed)
 
     def _toggle_suspend(self, goal: GoalView) -> None:
+        if resume_at_cap(self, goal):  # suspended at a cap: offers it raised first
+            return
         self.call_session(lambda s: s.toggle_suspend(goal.id), what=f"suspend {goal.id}")
 
     def _retry_goal(self, goal: GoalView) -> None:

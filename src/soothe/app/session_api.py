@@ -105,6 +105,12 @@ class SessionAPI(Protocol):
 
     async def toggle_suspend(self, goal_id: str) -> None: ...
 
+    async def set_budget(self, goal_id: str, budget: GoalBudget) -> None:
+        """Replace the goal's caps (goal.budget)."""
+
+    async def resume_with_budget(self, goal_id: str, budget: GoalBudget) -> None:
+        """A goal suspended at a cap: its caps raised, then resumed (pending)."""
+
     async def retry_goal(self, goal_id: str) -> None: ...
 
     async def set_priority(self, goal_id: str, priority: int) -> None: ...

@@ -19,6 +19,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from soothe.app.lazy import lazy
+from soothe.app.view_budget import BudgetEvents
 from soothe.app.view_criteria import CriteriaEvents
 from soothe.app.view_paging import MAX_VIEWS, Released, ViewPaging
 from soothe.app.view_port import (
@@ -60,7 +61,7 @@ MAX_CARDS = 200
 """Step cards kept by key (for their later events); finished ones beyond are let go."""
 
 
-class ViewState(StepEvents, CriteriaEvents, RequestEvents, ViewPaging):
+class ViewState(StepEvents, BudgetEvents, CriteriaEvents, RequestEvents, ViewPaging):
     def __init__(self, port: ViewPort) -> None:
         self.port = port
         self.live = True
@@ -114,6 +115,8 @@ class ViewState(StepEvents, CriteriaEvents, RequestEvents, ViewPaging):
             ev.GoalSteered: self._goal_steered,
             ev.GoalCriteriaSet: self._goal_criteria_set,
             ev.GoalVerified: self._goal_verified,
+            ev.GoalBudgetSet: self._goal_budget_set,
+            ev.GoalSpent: self._goal_spent,
             ev.PlanAssessed: self._plan_assessed,
             ev.PlanCreated: self._plan_created,
             ev.IterationStarted: self._iteration_started,
@@ -465,6 +468,7 @@ class ViewState(StepEvents, CriteriaEvents, RequestEvents, ViewPaging):
             depends_on=list(event.depends_on),
             status=existing.status if existing else "pending",
             steps=list(existing.steps) if existing else [],
+            budget=event.budget,
             criteria=[models.Criterion(text=text) for text in event.criteria],
         )
         self._put_goal(goal)
@@ -493,6 +497,7 @@ class ViewState(StepEvents, CriteriaEvents, RequestEvents, ViewPaging):
         if failed:
             changes["error"] = event.error
         self._update_goal(event.goal_id, **changes)
+        self._budget_follow(event.goal_id)
         if event.to_status == "active" and self.live:
             self.port.follow(event.goal_id)
         if not failed:

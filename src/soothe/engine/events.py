@@ -131,6 +131,8 @@ class GoalCreated(EventBase):
     source: str = "user"
     criteria: list[str] = Field(default_factory=list)
     """The goal's done-when criteria, as the user wrote them (``goal.verified`` judges them)."""
+    budget: GoalBudget = Field(default_factory=GoalBudget)
+    """The goal's caps (its own, or the ``goals.budget`` default)."""
 
 
 class GoalStatusChanged(EventBase):

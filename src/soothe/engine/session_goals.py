@@ -132,6 +132,19 @@ class SessionGoals:
         else:
             await self.context.suspend_goal(goal_id, reason="suspended by the user")
 
+    async def set_budget(self, goal_id: str, budget: GoalBudget) -> None:
+        """Replace the goal's caps (``b`` in the tree; published as goal.budget)."""
+        await self.context.set_budget(goal_id, budget)
+
+    async def resume_with_budget(self, goal_id: str, budget: GoalBudget) -> None:
+        """A goal suspended at one of its caps: the caps raised, then resumed (pending).
+        Raised too little (still at a cap) it is not resumed: it would stop at once."""
+        await self.context.set_budget(goal_id, budget)
+        reached = self.context.over_budget(goal_id)
+        if reached:
+            raise ValueError(f"{goal_id} is still at its {reached}: raise that cap to resume it")
+        await self.context.resume_goal(goal_id, reason="resumed with a raised budget")
+
     async def retry_goal(self, goal_id: str) -> None:
         goal = self.context.get_goal(goal_id)
         if goal.status == "failed":  # the user asked: a fresh retry budget

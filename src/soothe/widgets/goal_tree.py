@@ -72,6 +72,7 @@ class GoalTree(StyledPerFrame, Tree[NodeRef], inherit_bindings=False):
         Binding("s", "command('suspend')", "Suspend", id="tree.suspend"),
         Binding("s", "command('resume')", "Resume", id="tree.resume"),
         Binding("r", "command('retry')", "Retry", id="tree.retry"),
+        Binding("b", "command('budget')", "Budget", show=False, id="tree.budget"),
         Binding("e", "command('criteria')", "Done when", show=False, id="tree.criteria"),
         Binding(
             "plus",

@@ -1,5 +1,5 @@
-"""StatusLine: model, provider status, thread, iteration, context use, tokens and elapsed
-time."""
+"""StatusLine: model, provider status, thread, iteration, context use, tokens, the running
+goal's spend against its budget and elapsed time."""
 
 from __future__ import annotations
 
@@ -36,6 +36,9 @@ class StatusInfo:
     """The server cut a prompt to fit (a ``model.context`` event) since the last call."""
     elapsed: float | None = None
     running: bool = False
+    budget: str = ""
+    """The running goal's spend against its budget (``G1 tokens 12k/200k · calls 3/40``);
+    "" when no running goal has one."""
 
 
 def _tokens(count: int) -> str:
@@ -97,6 +100,8 @@ def render_status(info: StatusInfo, width: int = 200) -> Content:
             else (f"{_tokens(info.tokens_in)} in · {_tokens(info.tokens_out)} out")
         )
         parts += [sep, ("tok ", "$text-muted"), tokens]
+    if info.budget:
+        parts += [sep, *(() if compact else (("budget ", "$text-muted"),)), info.budget]
     if info.elapsed is not None:
         parts += [sep, _elapsed(info.elapsed)]
     return Content.assemble(*parts)

@@ -14,6 +14,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from soothe.app.screens.base import BOX_CSS, CLOSE
+from soothe.widgets.budget import budget_rows
 from soothe.widgets.criteria import CriteriaArea, criteria_block, criteria_lines
 from soothe.widgets.icons import STATUS_WORDS, status_icon
 
@@ -185,6 +186,7 @@ class GoalDetailDialog(ModalScreen[None]):
             ("after", ", ".join(goal.depends_on) or "—"),
             ("parent", goal.parent_id or "—"),
             ("evidence", str(self.evidence_count)),
+            *budget_rows(goal.budget, goal.spent),
         ]
         parts: list[tuple[str, str] | str | Content] = [(goal.description + "\n\n", "bold")]
         for name, value in rows:

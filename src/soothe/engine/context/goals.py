@@ -265,6 +265,7 @@ class GoalOps:
                     depends_on=list(goal.depends_on),
                     source=goal.source,
                     criteria=[c.text for c in goal.criteria],
+                    budget=goal.budget,
                 )
             )
             ids.append(goal_id)

@@ -161,3 +161,23 @@ async def test_projection_cost_does_not_grow_with_goal_count() -> None:
 async def test_projection_of_unknown_goal(engine: ContextEngine) -> None:
     with pytest.raises(KeyError):
         engine.project("G9")
+
+
+async def test_projection_without_a_focus_goal_is_the_dag_summary(engine: ContextEngine) -> None:
+    """The seed's ``project()`` with no goal: an empty DAG gives the DAG summary only."""
+    empty = engine.project()
+    assert empty.goal is None and empty.dag.size == 0 and empty.goals == []
+    assert empty.render() == "## Goal DAG (no goals)"
+    running = await engine.create_goal("Index the docs")
+    await engine.activate_goal(running.id)
+    waiting = await engine.create_goal("Write the summary", priority=70)
+    await engine.create_goal("Publish it", depends_on=[waiting.id])
+    await engine.append_ledger(running.id, "user", "a ledger line", "plan")
+    bundle = engine.project()
+    assert bundle.goal is None and bundle.dag.counts == {"active": 1, "pending": 2}
+    assert bundle.render() == (
+        "## Goal DAG (3 goals: active 1, pending 2)\n"
+        f"- {running.id} (active) [active] Index the docs\n"
+        f"- {waiting.id} (ready) [pending] Write the summary"
+    )
+    assert engine.project(running.id).goal is not None  # a focus: the full bundle

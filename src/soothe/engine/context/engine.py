@@ -41,7 +41,7 @@ from soothe.engine.context.models import (
     ThreadRecord,
 )
 from soothe.engine.context.planning import PlanningFacade
-from soothe.engine.context.projection import ContextBundle, build_bundle
+from soothe.engine.context.projection import ContextBundle, build_bundle, build_overview
 from soothe.engine.context.records import STEER_PHASE, RecordOps
 from soothe.engine.context.step_ops import StepOps
 from soothe.engine.context.steps import StepDAG, UnknownPolicy
@@ -228,10 +228,16 @@ class ContextEngine:
         self.get_goal(depends_on_id)
         return dependency_cycle(self._state.graph, goal_id, depends_on_id) is not None
 
-    def project(self, goal_id: str, phases: Sequence[str] | None = None) -> ContextBundle:
-        """A bounded view of the goal for a prompt (see ``projection.py`` for the bounds)."""
-        self.get_goal(goal_id)
+    def project(
+        self, goal_id: str | None = None, phases: Sequence[str] | None = None
+    ) -> ContextBundle:
+        """A bounded view of the goal for a prompt (see ``projection.py`` for the bounds).
+        With no goal (the seed's ``project()``): the DAG summary only, ``bundle.goal`` None;
+        an empty DAG renders as "## Goal DAG (no goals)"."""
         state = self._state
+        if goal_id is None:
+            return build_overview(state.graph, self.projection_settings)
+        self.get_goal(goal_id)
         return build_bundle(
             state.graph,
             state.dags,

@@ -21,6 +21,11 @@ What every prompt gets besides the goal's own neighbourhood, all bounded:
 - a summary of the goal DAG the focus belongs to: counts by status over the goals
   connected to it (any relation, either direction; at most ``DAG_SCAN_LIMIT`` visited,
   breadth first) and the nearest of them not already listed as neighbours.
+
+With no focus goal (``build_overview``, the seed's ``project()`` without a goal) the
+bundle is the DAG summary only: counts by status over every goal (read from the status
+index, not a scan), the active goals then the ready ones, at most ``max_goals``; an
+empty DAG gives the summary of no goals.
 """
 
 from __future__ import annotations
@@ -114,7 +119,8 @@ class Fact(_Model):
 
 
 class DagSummary(_Model):
-    """The goal DAG the focus belongs to, bounded: counts by status and nearest goals."""
+    """The goal DAG the focus belongs to, bounded: counts by status and nearest goals.
+    Without a focus: the whole DAG's counts and its active, then ready, goals."""
 
     size: int = 1
     capped: bool = False
@@ -123,7 +129,8 @@ class DagSummary(_Model):
 
 
 class ContextBundle(_Model):
-    goal: GoalBrief
+    goal: GoalBrief | None
+    """The focus goal; None for the unfocused overview (the DAG summary only)."""
     instructions: str = ""
     instructions_source: str = ""
     skill: str = ""
@@ -141,6 +148,8 @@ class ContextBundle(_Model):
 
     def render(self) -> str:
         g = self.goal
+        if g is None:
+            return self._render_overview()
         out = [f"## Goal {g.id} [{g.status}, priority {g.priority}]", g.description]
         if self.instructions:
             out += ["", f"## Project instructions ({self.instructions_source})", self.instructions]
@@ -188,6 +197,15 @@ class ContextBundle(_Model):
         if self.ledger:
             out += ["", "## Recent ledger"]
             out += [f"[{e.phase}] {e.role}: {e.content}" for e in self.ledger]
+        return "\n".join(out)
+
+    def _render_overview(self) -> str:
+        dag = self.dag
+        if not dag.size:
+            return "## Goal DAG (no goals)"
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(dag.counts.items()))
+        out = [f"## Goal DAG ({dag.size} goals: {counts})"]
+        out += [f"- {b.id} ({b.relation}) [{b.status}] {b.description}" for b in dag.nearest]
         return "\n".join(out)
 
 
@@ -350,6 +368,22 @@ def _facts(
             budget -= len(head) + len(content)
             facts.append(Fact(id=entry.id, summary=head, content=content))
     return facts, instructions, skill
+
+
+def build_overview(graph: GoalGraph, bounds: ProjectionSettings) -> ContextBundle:
+    """The projection with no focus goal: the DAG summary only (see the module doc)."""
+    counts = {status: len(ids) for status, ids in graph.by_status.items() if ids}
+    nearest: list[GoalBrief] = []
+    for gid in graph.by_status.get("active", {}):
+        if len(nearest) >= bounds.max_goals:
+            break
+        nearest.append(_brief(graph.goals[gid], "active"))
+    for goal in graph.ready():
+        if len(nearest) >= bounds.max_goals:
+            break
+        nearest.append(_brief(goal, "ready"))
+    dag = DagSummary(size=len(graph.goals), counts=counts, nearest=nearest)
+    return ContextBundle(goal=None, dag=dag)
 
 
 def build_bundle(

@@ -1,0 +1,62 @@
+"""The longer ``soothe acp`` matrix (marker ``acp``, ``make test-acp``): what
+``initialize`` and ``session/new`` advertise, modes and the model option, and an "allow
+always" that covers the next call of the same tool without asking again."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.acp_agent.client import Recorder, acp_process, stderr_of
+from tests.acp_agent.test_acp_process import SIMPLE, _call, _plan
+from tests.fakes.brain import Brain
+from tests.fakes.cli_harness import TRACEBACK, Env, brain, env, fake
+
+__all__ = ["brain", "env", "fake"]  # fixtures
+
+pytestmark = pytest.mark.acp
+
+
+def test_advertised_modes_options_and_allow_always(brain: Brain, env: Env) -> None:
+    from acp import PROTOCOL_VERSION, RequestError
+
+    brain.add("Classification", SIMPLE)
+    brain.add("PlanGeneration", _plan("write a.txt and b.txt"))
+    brain.step("S-01", _call("write_file", path="a.txt", content="a\n"))
+    brain.step("S-01", _call("write_file", path="b.txt", content="b\n"))
+    brain.step("S-01", "Wrote a.txt and b.txt.")
+    recorder = Recorder()
+    recorder.choices = ["allow_always"]
+
+    async def drive() -> None:
+        async with acp_process(env, recorder) as (conn, _proc):
+            hello = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            caps = hello.agent_capabilities
+            assert caps.load_session is True
+            prompt = caps.prompt_capabilities
+            assert (prompt.embedded_context, prompt.image, prompt.audio) == (True, False, False)
+            assert hello.agent_info.name == "soothe"
+            made = await conn.new_session(cwd=str(env.workspace), mcp_servers=[])
+            assert made.modes.current_mode_id == "ask"
+            assert [m.id for m in made.modes.available_modes] == ["ask", "autonomous"]
+            options = {o.id: o for o in made.config_options}
+            assert options["model"].current_value == "llama3.2"
+            assert options["mode"].current_value == "ask"
+            sid = made.session_id
+            await conn.set_session_mode(session_id=sid, mode_id="autonomous")
+            changed = await conn.set_config_option(config_id="mode", session_id=sid, value="ask")
+            assert {o.id: o.current_value for o in changed.config_options}["mode"] == "ask"
+            with pytest.raises(RequestError):
+                await conn.set_session_mode(session_id=sid, mode_id="yolo")
+            done = await conn.prompt(
+                session_id=sid, prompt=[{"type": "text", "text": "write a.txt and b.txt"}]
+            )
+            assert done.stop_reason == "end_turn"
+            assert len(recorder.permissions) == 1  # "always" covered the second write
+            assert recorder.text("agent_message_chunk") == "Wrote a.txt and b.txt."
+
+    asyncio.run(asyncio.wait_for(drive(), 90))
+    assert (env.workspace / "a.txt").read_text() == "a\n"
+    assert (env.workspace / "b.txt").read_text() == "b\n"
+    assert TRACEBACK not in stderr_of(env), stderr_of(env)

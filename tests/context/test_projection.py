@@ -164,20 +164,23 @@ async def test_projection_of_unknown_goal(engine: ContextEngine) -> None:
 
 
 async def test_projection_without_a_focus_goal_is_the_dag_summary(engine: ContextEngine) -> None:
-    """The seed's ``project()`` with no goal: an empty DAG gives the DAG summary only."""
+    """The seed's ``project()`` with no goal: the active goal's view; none active, the DAG
+    summary only; an empty DAG gives the summary of no goals."""
     empty = engine.project()
     assert empty.goal is None and empty.dag.size == 0 and empty.goals == []
     assert empty.render() == "## Goal DAG (no goals)"
-    running = await engine.create_goal("Index the docs")
-    await engine.activate_goal(running.id)
+    first = await engine.create_goal("Index the docs")
     waiting = await engine.create_goal("Write the summary", priority=70)
     await engine.create_goal("Publish it", depends_on=[waiting.id])
-    await engine.append_ledger(running.id, "user", "a ledger line", "plan")
+    await engine.activate_goal(first.id)
+    await engine.complete_goal(first.id)
     bundle = engine.project()
-    assert bundle.goal is None and bundle.dag.counts == {"active": 1, "pending": 2}
+    assert bundle.goal is None and bundle.dag.counts == {"completed": 1, "pending": 2}
     assert bundle.render() == (
-        "## Goal DAG (3 goals: active 1, pending 2)\n"
-        f"- {running.id} (active) [active] Index the docs\n"
+        "## Goal DAG (3 goals: completed 1, pending 2)\n"
         f"- {waiting.id} (ready) [pending] Write the summary"
     )
-    assert engine.project(running.id).goal is not None  # a focus: the full bundle
+    await engine.activate_goal(waiting.id, loop_id="L1")
+    focused = engine.project()
+    assert focused.goal is not None and focused.goal.id == waiting.id
+    assert focused.render() == engine.project(waiting.id).render()

@@ -232,11 +232,14 @@ class ContextEngine:
         self, goal_id: str | None = None, phases: Sequence[str] | None = None
     ) -> ContextBundle:
         """A bounded view of the goal for a prompt (see ``projection.py`` for the bounds).
-        With no goal (the seed's ``project()``): the DAG summary only, ``bundle.goal`` None;
-        an empty DAG renders as "## Goal DAG (no goals)"."""
+        With no goal (the seed's ``project()``): the oldest active goal's view; with no
+        goal active, the DAG summary only (``bundle.goal`` None; an empty DAG renders as
+        "## Goal DAG (no goals)")."""
         state = self._state
         if goal_id is None:
-            return build_overview(state.graph, self.projection_settings)
+            goal_id = next(iter(state.graph.by_status.get("active", {})), None)
+            if goal_id is None:
+                return build_overview(state.graph, self.projection_settings)
         self.get_goal(goal_id)
         return build_bundle(
             state.graph,

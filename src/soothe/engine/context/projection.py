@@ -22,10 +22,11 @@ What every prompt gets besides the goal's own neighbourhood, all bounded:
   connected to it (any relation, either direction; at most ``DAG_SCAN_LIMIT`` visited,
   breadth first) and the nearest of them not already listed as neighbours.
 
-With no focus goal (``build_overview``, the seed's ``project()`` without a goal) the
-bundle is the DAG summary only: counts by status over every goal (read from the status
-index, not a scan), the active goals then the ready ones, at most ``max_goals``; an
-empty DAG gives the summary of no goals.
+With no focus goal (``build_overview``: the seed's ``project()`` without a goal, when no
+goal is active; with one active, that goal is the focus) the bundle is the DAG summary
+only: counts by status over every goal (read from the status index, not a scan), the
+active goals then the ready ones, at most ``max_goals``; an empty DAG gives the summary
+of no goals.
 """
 
 from __future__ import annotations

@@ -180,3 +180,16 @@ async def test_callbacks_follow_the_bus_events(engine: ContextEngine, recorder: 
         "goal_failed": [(goal.id, "verification failed")],
         "goal_resumed": [(goal.id,)],
     }
+
+
+async def test_off_unregisters_like_the_seed(engine: ContextEngine) -> None:
+    seen: list[str] = []
+    listeners = len(engine.bus._listeners)
+    engine.on("goal_created", seen.append)
+    engine.on("goal_created", seen.append)  # twice: off removes both
+    await engine.create_goal("first")
+    engine.off("goal_created", seen.append)
+    engine.off("goal_created", print)  # never registered: ignored
+    await engine.create_goal("second")
+    assert seen == ["G1", "G1"]
+    assert len(engine.bus._listeners) == listeners

@@ -182,6 +182,11 @@ class ContextEngine:
         argument, as the seed does. ``fn`` may be sync or async. Returns a remover."""
         return self._uow.observers.on(name, fn)
 
+    def off(self, name: str, fn: Callable[..., Any]) -> None:
+        """Unregister ``fn`` for ``name`` (the seed's ``off``; the remover ``on`` returned
+        does the same for one registration)."""
+        self._uow.observers.off(name, fn)
+
     # --- reading goals -----------------------------------------------------------------
 
     def get_goal(self, goal_id: str) -> GoalNode:

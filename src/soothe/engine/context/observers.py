@@ -141,6 +141,7 @@ class Observers:
         self._bus = bus
         self._collecting: list[Call] | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
+        self._removers: dict[tuple[str, Callable[..., Any]], list[Callable[[], None]]] = {}
 
     def on(self, name: str, fn: Callable[..., Any]) -> Callable[[], None]:
         if name not in CALLBACK_NAMES:
@@ -158,7 +159,25 @@ class Observers:
             else:
                 self._call_now(call)
 
-        return self._bus.add_listener(listener)
+        remove_listener = self._bus.add_listener(listener)
+        key = (name, fn)
+
+        def remove() -> None:
+            remove_listener()
+            removers = self._removers.get(key, [])
+            if remove in removers:
+                removers.remove(remove)
+            if not removers:
+                self._removers.pop(key, None)
+
+        self._removers.setdefault(key, []).append(remove)
+        return remove
+
+    def off(self, name: str, fn: Callable[..., Any]) -> None:
+        """Remove every registration of ``fn`` for ``name`` (the seed's ``off``); one that
+        was never made is ignored."""
+        for remove in list(self._removers.get((name, fn), [])):
+            remove()
 
     @contextmanager
     def collect(self) -> Iterator[list[Call]]:

@@ -103,7 +103,9 @@ def test_slash_command_parsing() -> None:
         "Write the docs",
         None,
     )
-    assert parse("/goal").problem() == "usage: /goal TEXT"  # type: ignore[union-attr]
+    assert parse("/goal").problem() == (  # type: ignore[union-attr]
+        'usage: /goal TEXT [--done-when "…"] [--budget calls=N,tokens=N,time=30m]'
+    )
     skill = parse("/skill:review src/")
     assert skill is not None and (skill.name, skill.raw) == ("skill", "/skill:review src/")
     assert parse("/skill: x").problem() == "usage: /skill:NAME args"  # type: ignore[union-attr]

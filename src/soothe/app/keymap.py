@@ -29,6 +29,7 @@ def scopes() -> list[tuple[str, list[Binding]]]:
     from soothe.app.screens.goals import GoalInputDialog
     from soothe.app.screens.requests import ApprovalModal, ClarificationModal
     from soothe.app.screens.threads import ThreadsScreen
+    from soothe.widgets.criteria import CriteriaArea
     from soothe.widgets.evidence_panel import EvidencePanel
     from soothe.widgets.goal_tree import GoalTree
     from soothe.widgets.prompt_input import PromptInput
@@ -43,7 +44,7 @@ def scopes() -> list[tuple[str, list[Binding]]]:
         ("Threads screen", _ids(ThreadsScreen)),
         ("Clarification", _ids(ClarificationModal)),
         ("Approval", _ids(ApprovalModal)),
-        ("Dialogs", _ids(GoalInputDialog)),
+        ("Dialogs", [*_ids(GoalInputDialog), *_ids(CriteriaArea)]),
     ]
 
 

@@ -67,7 +67,7 @@ def test_an_unknown_command_says_so_and_lists_the_commands(
     assert out == ""
     assert err.splitlines() == [
         first,
-        "commands: threads, goals, worker, undo, mcp, skills, doctor, config "
+        "commands: threads, goals, worker, undo, mcp, skills, doctor, config, acp "
         "(soothe COMMAND --help)",
         hint,
     ]

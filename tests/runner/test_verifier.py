@@ -12,7 +12,6 @@ own request, its prompt) and what the run left in the store and printed.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from tests.fakes._base import FakeReply
@@ -190,4 +189,30 @@ def test_done_when_without_p_is_refused(soothe) -> None:
     assert result.err.strip() == (
         "error: --done-when goes with -p TEXT (in the app: /goal TEXT --done-when ...)"
     )
-    assert json  # (imported for the json helpers above)
+
+
+def test_the_progress_line_of_a_verification() -> None:
+    from soothe.engine.events import GoalVerified
+    from soothe.engine.goal_contract import Criterion
+    from soothe.frontends.headless import progress_line
+
+    event = GoalVerified(
+        goal_id="G1",
+        criteria=[
+            Criterion(text="a", verdict="met", evidence=("E-G1-2",)),
+            Criterion(text="b\x1b[2J", verdict="unknown"),
+        ],
+    )
+    assert progress_line(event) == "✓? G1 1 of 2 done-when criteria met"
+
+
+def test_goals_add_takes_done_when_criteria(soothe, stored) -> None:
+    result = soothe(
+        "goals", "add", "Tidy the docs", "--done-when", "no TODO left", "--done-when", "it builds"
+    )
+    assert result.code == 0, result.err
+    (goal,) = stored().goals
+    assert [(c.text, c.verdict) for c in goal.criteria] == [
+        ("no TODO left", None),
+        ("it builds", None),
+    ]

@@ -24,6 +24,7 @@ from soothe.engine.events import (
     EventBase,
     FinalAnswer,
     GoalCreated,
+    GoalVerified,
     ModelContext,
     ModelProfileResolved,
     PlanCreated,
@@ -36,6 +37,7 @@ from soothe.engine.events import (
     ToolCalled,
     ToolResult,
 )
+from soothe.engine.goal_verdicts import verdict_mark, verdict_summary
 from soothe.engine.interact import ApprovalResponse, ClarificationResponse
 from soothe.engine.outcome import RunOutcome
 from soothe.engine.sanitize import json_safe, one_line, plain, plain_fields, visible
@@ -140,6 +142,9 @@ def _progress_line(event: EventBase) -> str | None:
         case StepSuspended():
             why = f": {event.reason[:80]}" if event.reason else ""
             return f"‖ {step} paused{why} (resume continues it)"
+        case GoalVerified():  # one line: the marks in order, then the summary
+            marks = "".join(verdict_mark(c) for c in event.criteria)
+            return f"{marks} {event.goal_id} {verdict_summary(event.criteria)}"
         case ErrorEvent():
             return f"! {event.message[:120]}"
         case ModelProfileResolved():

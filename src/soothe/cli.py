@@ -235,6 +235,11 @@ def build_sub_parser(command: str) -> argparse.ArgumentParser:
             metavar="CRITERION",
             help="add: the goal is done only when this holds (repeatable)",
         )
+        parser.add_argument(
+            "--budget",
+            metavar="CAPS",
+            help="add/resume: calls=40,tokens=200k,time=30m (resume: raise a cap it reached)",
+        )
         parser.add_argument("--on", metavar="ID[,ID]", help="depend/undepend: the other goals")
         parser.add_argument("--reason", metavar="TEXT", help="cancel/suspend: why (recorded)")
     elif command == "worker":

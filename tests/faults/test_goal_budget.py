@@ -6,7 +6,6 @@ a raised cap completes it."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from typing import Any
@@ -43,19 +42,6 @@ def finish_when_resumed(brain: Brain) -> None:
     brain.always["step"] = "a.txt"
     brain.always["StatusAssessment"] = {"status": "done", "goal_progress": "complete"}
     brain.always["complete"] = "The folder holds a.txt."
-
-
-def set_budget(env: Env, goal_id: str, budget: GoalBudget) -> None:
-    from soothe.engine.context import ContextEngine
-
-    async def go() -> None:
-        context = await ContextEngine.open(env.db_path)
-        try:
-            await context.set_budget(goal_id, budget)
-        finally:
-            await context.close()
-
-    asyncio.run(go())
 
 
 def test_a_goal_at_its_token_cap_is_suspended_naming_it_and_resumes_with_a_raised_cap(
@@ -100,9 +86,22 @@ def test_a_goal_at_its_token_cap_is_suspended_naming_it_and_resumes_with_a_raise
     assert "G1 suspended at its budget: tokens 10k" in again.one_error()
     assert len(fake.counted) == sent  # no call was made
 
+    # soothe goals resume: plainly, refused in one line while at the cap (it would stop
+    # at once); with a cap raised too little, the same; raised, it is resumed.
+    plain = soothe("goals", "resume", "G1")
+    assert plain.code == 1
+    line = plain.one_error()
+    assert "G1 is still at its budget: tokens 10k" in line, line
+    assert "soothe goals resume G1 --budget tokens=" in line, line
+    assert soothe("goals", "resume", "G1", "--budget", "tokens=11k").code == 1
+    raised = soothe("goals", "resume", "G1", "--budget", "tokens=40k", "--json")
+    assert raised.code == 0, raised.err
+    assert raised.json_lines()[-1]["status"] == "pending"
+    shown = soothe("goals", "show", "G1", "--json").json_lines()[-1]
+    assert shown["budget"] == {"calls": None, "tokens": 40_000, "time_s": None}, shown
+
     # Raised, it runs to the end; the spend goes on from where it was.
     finish_when_resumed(brain)
-    set_budget(env, "G1", GoalBudget(tokens=40_000))
     done = soothe("-p", "", "--thread", goal.thread_id)
     assert done.code == 0, done.err
     after = check_persisted(env.data_dir).goals["G1"]
@@ -143,3 +142,24 @@ def test_a_time_cap_counts_the_time_the_goal_runs(
     assert goal.status == "suspended" and goal.spent.time_s >= 1.0
     moves = [e for e in events(r) if e["type"] == "goal.status_changed"]
     assert moves[-1]["reason"] == "budget: time 1s"
+
+
+def test_goals_add_takes_a_budget_or_the_default(
+    env: Env, soothe: Soothe, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    own = soothe("goals", "add", "Sum up the README", "--budget", "calls=40,tokens=200k,time=30m")
+    assert own.code == 0, own.err
+    monkeypatch.setenv("SOOTHE_GOALS__BUDGET", "tokens=50k")
+    default = soothe("goals", "add", "Count the files")
+    assert default.code == 0, default.err
+    bad = soothe("goals", "add", "Other", "--budget", "tokens=lots")
+    assert bad.code == 2
+    assert "--budget: bad budget 'tokens=lots'" in bad.one_error()
+    wrong = soothe("goals", "show", "G1", "--budget", "tokens=1k")
+    assert wrong.code == 2 and "--budget goes with" in wrong.one_error()
+    goals = {g.id: g for g in read_store(env.db_path).goals}
+    assert goals["G1"].budget == GoalBudget(calls=40, tokens=200_000, time_s=1800)
+    assert goals["G2"].budget == GoalBudget(tokens=50_000)
+    assert set(goals) == {"G1", "G2"}
+    shown = soothe("goals", "show", "G1")
+    assert "budget: calls=40,tokens=200k,time=30m" in shown.out, shown.out

@@ -150,6 +150,7 @@ class Session(SessionGoals):
                 raise  # worded already, or PostgreSQL's own error (no file to name)
             raise StorageError(_storage_message(location, exc), location) from exc
         self.memory = memory_for(self.context, cross_thread=self.settings.memory.cross_thread)
+        self.context.default_budget = self.settings.goals.default_budget()  # goals add
         self._storage_only = True
 
     async def start(self) -> None:

@@ -219,6 +219,7 @@ async def _add(session: Any, args: Any) -> int:
         thread_id=thread_id,
         source="user",
         criteria=criteria,
+        budget=_budget(args, None),  # None: the goals.budget default
     )
     _print_goal(goal, f"added {goal.id}", args.json)
     return 0
@@ -258,12 +259,46 @@ async def _move(session: Any, args: Any) -> int:
     elif verb == "suspend":
         goal = await context.suspend_goal(goal_id, reason=reason)
     elif verb == "resume":
+        await _raise_budget(context, goal_id, args)
         goal = await context.resume_goal(goal_id, reason=reason)
     else:  # the user asked for it: a retry with a fresh budget (retry_count back to 0)
         goal = await context.retry_goal_fresh(goal_id)
     said = f"{goal.id} {goal.status}" + (" (no change)" if goal.status == before else "")
     _print_goal(goal, said, args.json)
     return 0
+
+
+def _budget(args: Any, base: Any) -> Any:
+    """``--budget`` read over ``base`` (None when not given); a bad one is refused."""
+    from soothe.engine.goal_args import parse_budget
+
+    if not getattr(args, "budget", None):
+        return None
+    try:
+        return parse_budget(args.budget, base)
+    except ValueError as exc:
+        raise Refused(f"--budget: {exc}", 2) from None
+
+
+async def _raise_budget(context: Any, goal_id: str, args: Any) -> None:
+    """resume [--budget CAPS]: the caps named replace the goal's (the others stay); a
+    goal still at one of its caps is not resumed (it would stop at once): one line says
+    so and offers the cap raised."""
+    from soothe.engine.goal_args import format_budget
+    from soothe.engine.goal_budget import budget_reason, raised_budget, spend_line
+
+    goal = context.get_goal(goal_id)
+    budget = _budget(args, goal.budget) or goal.budget
+    spent = context.goal_spend(goal_id)
+    reached = budget_reason(budget, spent)
+    if reached:
+        offer = format_budget(raised_budget(budget, spent))
+        raise Refused(
+            f"{goal_id} is still at its {reached} (spent {spend_line(budget, spent)}): "
+            f"resume it with a raised cap, e.g. soothe goals resume {goal_id} --budget {offer}"
+        )
+    if budget != goal.budget:
+        await context.set_budget(goal_id, budget)
 
 
 async def _priority(session: Any, args: Any) -> int:

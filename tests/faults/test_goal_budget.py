@@ -7,6 +7,8 @@ a raised cap completes it."""
 from __future__ import annotations
 
 import json
+import signal
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -14,9 +16,9 @@ import pytest
 
 from soothe.engine.goal_contract import GoalBudget
 from tests.fakes._base import FakeReply
-from tests.fakes.cli_harness import Result, read_store
+from tests.fakes.cli_harness import Result, read_store, spawn
 from tests.fakes.ollama_server import FakeOllamaServer
-from tests.faults.harness import ONE_STEP, SIMPLE, Brain, Env, check_persisted
+from tests.faults.harness import ONE_STEP, SIMPLE, Brain, Env, check_persisted, wait_for
 
 Soothe = Callable[..., Result]
 LOOPING = FakeReply(tool_calls=[{"name": "list_dir", "args": {"path": "."}}], usage=(3000, 20))
@@ -28,13 +30,11 @@ def events(r: Result) -> list[dict[str, Any]]:
 
 
 def goal_tokens(fake: FakeOllamaServer, brain: Brain) -> int:
-    """What the server counted for the goal's calls (all but the routing call)."""
+    """What the server counted for the goal's calls: every answered call but the first,
+    the routing call (the only one not made for the goal)."""
     kinds = brain.kinds()
-    counted = fake.counted
-    assert len(kinds) == len(counted)
-    return sum(
-        p + o for kind, (p, o) in zip(kinds, counted, strict=True) if kind != "Classification"
-    )
+    assert kinds[0] == "Classification" and kinds.count("Classification") == 1, kinds
+    return sum(p + o for p, o in fake.counted[1:])
 
 
 def finish_when_resumed(brain: Brain) -> None:
@@ -163,3 +163,39 @@ def test_goals_add_takes_a_budget_or_the_default(
     assert set(goals) == {"G1", "G2"}
     shown = soothe("goals", "show", "G1")
     assert "budget: calls=40,tokens=200k,time=30m" in shown.out, shown.out
+
+
+def test_a_kill_mid_goal_keeps_its_spend(
+    brain: Brain, fake: FakeOllamaServer, env: Env, soothe: Soothe
+) -> None:
+    """SIGKILL while the goal's fourth call is at the server: the spend of the three
+    before it is on disk (stored before each call); reopened, the goal goes on and its
+    spend ends as the server's count of every call it made."""
+    (env.workspace / "a.txt").write_text("alpha\n", encoding="utf-8")
+    brain.add("Classification", SIMPLE).add("PlanGeneration", ONE_STEP)
+    brain.step("S-01", LOOPING, LOOPING, FakeReply(hang=True))
+    proc = spawn(env, "-p", "list the files", SOOTHE_GOALS__BUDGET="tokens=1m")
+    wait_for(brain.seen("step:S-01"), proc)
+    until_calls = 4  # the plan and two step calls answered, the third hangs
+    deadline = time.monotonic() + 20
+    while len(brain.kinds()) < until_calls + 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    assert proc.wait(10) == -signal.SIGKILL
+    proc.stdout.close()  # type: ignore[union-attr]
+    proc.stderr.close()  # type: ignore[union-attr]
+
+    crashed = check_persisted(env.data_dir, idle=False).goals["G1"]
+    assert crashed.status == "active"
+    assert crashed.spent.calls == 3  # the plan, two step calls: the one in flight not yet
+    assert crashed.spent.tokens == goal_tokens(fake, brain) > 6000
+    assert crashed.budget == GoalBudget(tokens=1_000_000)
+
+    finish_when_resumed(brain)
+    r = soothe("-p", "", "--thread", crashed.thread_id)
+    assert r.code == 0, r.err
+    done = check_persisted(env.data_dir).goals["G1"]
+    assert done.status == "completed"
+    assert done.spent.tokens == goal_tokens(fake, brain)
+    assert done.spent.calls == len(fake.counted) - 1
+    assert done.spent.time_s > crashed.spent.time_s

@@ -43,6 +43,7 @@ def test_a_grounded_answer_then_a_write_allowed_and_one_rejected(brain: Brain, e
 
     async def drive() -> None:
         async with acp_process(env, recorder) as (conn, _proc):
+            await _new(conn, env)  # a session nothing is asked in: gone at exit
             session_id = await _new(conn, env)
             made = await conn.prompt(
                 session_id=session_id,
@@ -72,6 +73,8 @@ def test_a_grounded_answer_then_a_write_allowed_and_one_rejected(brain: Brain, e
     asyncio.run(asyncio.wait_for(drive(), 90))
     assert brain.unscripted == [] and brain.leftover() == {}
     assert TRACEBACK not in stderr_of(env), stderr_of(env)
+    (thread,) = read_store(env.db_path).threads
+    assert thread.title == "When is the launch? Note it in SUMMARY.md"
 
 
 def _check_first(updates: list[tuple[str, object]], recorder: Recorder, env: Env) -> None:

@@ -147,3 +147,72 @@ def test_client_mcp_servers_are_added_to_the_configured_ones(tmp_path: Path) -> 
         "web": (None, [], {}, "http://127.0.0.1:9/mcp"),
     }
     assert base.mcp.servers.keys() == {"words"} and base.tools.workspace is None
+
+
+def test_parallel_steps_text_is_one_thought_each_not_interleaved(tmp_path: Path) -> None:
+    t = _translator(tmp_path)
+    one = {**IDS, "step_id": "S-01"}
+    two = {**IDS, "step_id": "S-02"}
+    for text, ids in (("a1 ", one), ("b1 ", two), ("a2", one), ("b2", two)):
+        assert t.updates(ev.StepToken(text=text, **ids)) == []
+    (first, call) = t.updates(ev.ToolCalled(call_id="c", tool="glob", args={"pattern": "*"}, **two))
+    assert (first.session_update, first.content.text) == ("agent_thought_chunk", "[S-02] b1 b2\n\n")
+    assert call.session_update == "tool_call"
+    (rest, answer) = t.updates(ev.FinalAnswer(text="done", thread_id="T1", goal_id="G1"))
+    assert (rest.content.text, answer.content.text) == ("[S-01] a1 a2\n\n", "done")
+
+
+def test_a_stored_transcript_replays_as_messages_and_tool_calls(tmp_path: Path) -> None:
+    from soothe.engine.events import parse_event
+
+    stored = [
+        ev.RunStarted(text="what is in a.txt?", thread_id="T1"),
+        ev.ToolCalled(call_id="c1", tool="read_file", args={"path": "a.txt"}, **IDS),
+        ev.ToolResult(call_id="c1", tool="read_file", output="hello", **IDS),
+        ev.StepToken(text="a.txt says hello", **IDS),
+        ev.FinalAnswer(text="It says hello.", thread_id="T1", goal_id="G1"),
+        ev.ClarificationRequested(request_id="r1", questions=["Which one?"], **IDS),
+        ev.ClarificationAnswered(request_id="r1", outcome="answered", answers=["b"], **IDS),
+        ev.RunFailed(error="interrupted by the user", kind="interrupted", thread_id="T1"),
+    ]
+    replay = Translator(tmp_path, lambda goal: None, replay=True)
+    sent = [
+        u
+        for event in stored
+        for u in replay.updates(parse_event({"event": event.model_dump(mode="json")}["event"]))
+    ]
+    shown = [(u.session_update, getattr(getattr(u, "content", None), "text", None)) for u in sent]
+    assert shown[0] == ("user_message_chunk", "what is in a.txt?")
+    assert [u.session_update for u in sent[1:3]] == ["tool_call", "tool_call_update"]
+    assert (sent[1].title, sent[2].status, sent[2].content[0].content.text) == (
+        "read_file a.txt",
+        "completed",
+        "hello",
+    )
+    assert shown[3:] == [
+        ("agent_thought_chunk", "[S-01] a.txt says hello\n\n"),
+        ("agent_message_chunk", "It says hello."),
+        ("agent_message_chunk", "Which one?\n\nReply to answer."),
+        ("user_message_chunk", "b"),
+        ("agent_thought_chunk", "(the run was interrupted)\n"),
+    ]
+
+
+def test_only_protocol_frames_reach_stdout() -> None:
+    """A stray print, or a child process writing to fd 1, lands on stderr."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os, subprocess, sys\n"
+        "from soothe.frontends.acp.streams import protect_stdout\n"
+        "fd = protect_stdout()\n"
+        "print('stray print')\n"
+        "subprocess.run(['echo', 'child output'])\n"
+        'os.write(fd, b\'{"jsonrpc": "2.0"}\\n\')\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True
+    )
+    assert done.stdout == '{"jsonrpc": "2.0"}\n'
+    assert done.stderr.splitlines() == ["stray print", "child output"]

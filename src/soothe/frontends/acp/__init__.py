@@ -30,7 +30,7 @@ def run_acp(settings: Settings, args: argparse.Namespace) -> int:
 
     protocol_out = protect_stdout()
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("soothe acp: %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(_PlainFormatter("soothe acp: %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if getattr(args, "debug", False) else logging.WARNING)
@@ -39,6 +39,15 @@ def run_acp(settings: Settings, args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+class _PlainFormatter(logging.Formatter):
+    """A log line can quote a server, a tool or an MCP server's stderr: made plain."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from soothe.engine.sanitize import plain
+
+        return plain(super().format(record))
 
 
 async def _serve(settings: Settings, protocol_out: int) -> None:

@@ -98,8 +98,12 @@ class SootheAgent:
         return any(s.run is not None and not s.run.task.done() for s in self.sessions.values())
 
     async def _engine(self, cwd: str, servers: Any) -> Session:
+        from pathlib import Path
+
         from acp import RequestError
 
+        if not Path(cwd).is_absolute() or not Path(cwd).is_dir():
+            raise RequestError.invalid_params({"cwd": cwd, "details": "not a directory"})
         try:
             session = await self.host.engine_for(cwd, servers, busy=self._busy())
         except Busy as exc:
@@ -195,18 +199,15 @@ class SootheAgent:
         )
 
     async def _announce(self, state: AcpSession) -> None:
-        import acp
+        """The commands a prompt may start with (``/resume``)."""
         from acp.schema import AvailableCommand, AvailableCommandsUpdate
 
         commands = [AvailableCommand(name=n, description=d) for n, d in COMMANDS.items()]
-        with contextlib.suppress(Exception):
-            await self._send(
-                state.id,
-                AvailableCommandsUpdate(
-                    session_update="available_commands_update", available_commands=commands
-                ),
-            )
-        del acp
+        update = AvailableCommandsUpdate(
+            session_update="available_commands_update", available_commands=commands
+        )
+        with contextlib.suppress(Exception):  # a nicety: a client may not take it
+            await self._send(state.id, update)
 
     # --- modes and options --------------------------------------------------------------
 

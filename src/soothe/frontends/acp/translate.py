@@ -3,7 +3,9 @@ session loaded from the store (its transcript replayed), so both show the same.
 
 - the answer (a goal's completion, streamed with no step) -> agent message chunks; the
   final answer closes it (only what was not streamed yet is sent);
-- a step's own text and a model's thinking -> agent thought chunks;
+- a model's thinking -> agent thought chunks as it comes; a step's own text -> one
+  thought chunk per step and stretch (``[S-01] ...``), sent before that step's next
+  event: parallel steps stream at once, and their words must not interleave;
 - a tool call -> ``tool_call`` (kind, title, locations, a diff for a file change), then
   ``tool_call_update`` with its status and output;
 - a plan and every step change -> ``plan``: the goal's step DAG as it stands (read from
@@ -82,10 +84,37 @@ class Translator:
         self.streamed: dict[str, str] = {}
         """The answer text streamed so far, by goal ("" for none)."""
         self.plan_goal: str | None = None
+        self.step_text: dict[tuple[str | None, str], str] = {}
+        """A step's text not sent yet, by (goal, step)."""
 
     # --- one event ----------------------------------------------------------------------
 
     def updates(self, event: ev.EventBase) -> list[Any]:
+        if isinstance(event, ev.StepToken) and event.step_id is not None:
+            key = (event.goal_id, event.step_id)
+            self.step_text[key] = self.step_text.get(key, "") + event.text
+            return []
+        if event.step_id is not None:
+            before = self.flush((event.goal_id, event.step_id))
+        elif isinstance(event, ev.FinalAnswer | ev.RunFailed | ev.RunFinished):
+            before = self.flush()
+        else:
+            before = []
+        return before + self._updates(event)
+
+    def flush(self, key: tuple[str | None, str] | None = None) -> list[Any]:
+        """The steps' text not sent yet (of one step, or all), as thought chunks."""
+        import acp
+
+        keys = [key] if key is not None else list(self.step_text)
+        out = []
+        for k in keys:
+            text = plain(self.step_text.pop(k, "")).strip()
+            if text:
+                out.append(acp.update_agent_thought_text(f"[{k[1]}] {text}\n\n"))
+        return out
+
+    def _updates(self, event: ev.EventBase) -> list[Any]:
         import acp
 
         match event:
@@ -95,7 +124,7 @@ class Translator:
                 key = event.goal_id or ""
                 self.streamed[key] = self.streamed.get(key, "") + event.text
                 return [acp.update_agent_message_text(plain(event.text))] if event.text else []
-            case ev.StepToken() | ev.StepThinking():
+            case ev.StepThinking():
                 return [acp.update_agent_thought_text(plain(event.text))] if event.text else []
             case ev.ToolCalled():
                 return [self._called(event)]

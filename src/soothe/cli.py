@@ -222,7 +222,12 @@ def build_sub_parser(command: str) -> argparse.ArgumentParser:
         parser.epilog = _goal_epilog()
         parser.formatter_class = argparse.RawDescriptionHelpFormatter
         parser.add_argument(
-            "action", nargs="?", default="list", choices=list(GOAL_VERBS), metavar="VERB"
+            "action",
+            nargs="?",
+            default="list",
+            choices=list(GOAL_VERBS),
+            metavar="VERB",
+            help="one of the verbs below (default: list)",
         )
         parser.add_argument("words", nargs="*", metavar="ID|TEXT", help="the goal id (add: text)")
         parser.add_argument("--after", metavar="ID[,ID]", help="add: goals this one waits for")
@@ -332,9 +337,20 @@ def error(message: str, code: int = 1) -> int:
     return code
 
 
-# Options shared by every command that take a value: `soothe --data-dir D threads` must
-# find `threads` as the command, not as the value of an option.
-_COMMON_VALUED = ("--config", "--data-dir", "--provider", "--model", "--base-url")
+# The common flags may come before the command: `soothe --data-dir D threads` must find
+# `threads` as the command, not as the value of an option (a command that cannot honour
+# one of them refuses it with its reason, wherever it stands).
+_COMMON_VALUED = (
+    "--config",
+    "--data-dir",
+    "--provider",
+    "--model",
+    "--base-url",
+    "--workspace",
+    "--clarify",
+    "--max-iterations",
+)
+_COMMON_SWITCHES = ("--debug", "--json", "--yes")
 
 
 def split_command(argv: list[str]) -> tuple[str | None, list[str]]:
@@ -346,7 +362,7 @@ def split_command(argv: list[str]) -> tuple[str | None, list[str]]:
             return token, argv[:i] + argv[i + 1 :]
         if token in _COMMON_VALUED:
             i += 2
-        elif token == "--debug" or token.split("=", 1)[0] in _COMMON_VALUED:
+        elif token in _COMMON_SWITCHES or token.split("=", 1)[0] in _COMMON_VALUED:
             i += 1
         else:
             return None, argv

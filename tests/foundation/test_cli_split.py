@@ -15,7 +15,13 @@ from soothe.cli import split_command
         (["--config=F", "--debug", "config", "show"], "config", ["--config=F", "--debug", "show"]),
         (["--provider", "demo", "doctor"], "doctor", ["--provider", "demo"]),
         (["-p", "threads"], None, ["-p", "threads"]),
-        (["--yes", "threads"], None, ["--yes", "threads"]),
+        (["--yes", "threads"], "threads", ["--yes"]),  # refused there, with its reason
+        (["--workspace", "W", "worker"], "worker", ["--workspace", "W"]),
+        (
+            ["--json", "--clarify=auto", "goals", "list"],
+            "goals",
+            ["--json", "--clarify=auto", "list"],
+        ),
         ([], None, []),
     ],
 )

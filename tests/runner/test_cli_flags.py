@@ -81,6 +81,11 @@ def test_a_refusal_reads_as_the_issue_says(soothe: Soothe) -> None:
         "error: soothe threads does not take --workspace: threads are not tied to a folder"
     )
     assert r.code == 2
+    before = soothe("--yes", "threads", raw=True)  # before the command: the same answer
+    assert (before.code, before.one_error()) == (
+        2,
+        "error: soothe threads does not take --yes: it runs no request",
+    )
 
 
 def test_worker_workspace_is_the_tools_root(brain: Brain, env: Env, soothe: Soothe) -> None:

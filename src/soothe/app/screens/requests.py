@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar, Literal
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -136,7 +137,7 @@ class ApprovalModal(ModalScreen[Choice]):
     ApprovalModal .problem { color: $error; }
     ApprovalModal .args {
         height: auto;
-        max-height: 20;
+        max-height: 20;  /* fewer on a short terminal: ApprovalModal._fit */
         background: $background;
         padding: 0 1;
         margin: 1 0;
@@ -224,8 +225,31 @@ class ApprovalModal(ModalScreen[Choice]):
             word_wrap=True,
         )
 
+    ARGS_ROWS = 20
+    """The diff/command box's rows at most; fewer on a short terminal (the box scrolls)."""
+
+    def _fixed_rows(self) -> int:
+        """The rows the dialog needs besides the box: border and padding 4, the asker 2,
+        tool and file 2, the change 2, the box's margins 2, the buttons 4; a problem and
+        a timeout line 1 each; and the 10% the dialog leaves the screen (its max-height),
+        counted as 3 (2.4 at 24 rows, rounded up)."""
+        change = self.change
+        extra = int(bool(change and change.problem)) + int("timeout" in self.args)
+        return 16 + extra + 3
+
+    def _fit(self, height: int) -> None:
+        """At 80x24 a diff of 8 lines pushed the buttons out of the dialog: the box gives
+        way first, so the buttons always show."""
+        rows = max(3, min(self.ARGS_ROWS, height - self._fixed_rows()))
+        for box in self.query(".args"):
+            box.styles.max_height = rows
+
     def on_mount(self) -> None:
+        self._fit(self.app.size.height)
         self.query_one("#approve_once", Button).focus()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit(event.size.height)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

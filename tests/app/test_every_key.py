@@ -36,6 +36,7 @@ import soothe.widgets
 from soothe.app.main import SootheApp
 from soothe.app.screens.dialogs import ConfirmDialog
 from soothe.app.screens.main import MainScreen
+from soothe.app.screens.requests import ApprovalModal, ClarificationModal
 from soothe.widgets.goal_tree import NodeRef
 from tests.app import real_harness
 from tests.app.real_harness import (
@@ -49,6 +50,7 @@ from tests.app.real_harness import (
     until,
     wait_event,
 )
+from tests.fakes import FakeReply
 
 QUIT_KEYS = ("ctrl+c", "ctrl+q")  # pressed on their own, at the end
 LAST_KEYS = ("escape",)  # on the main screen: interrupts the run, so after the rest
@@ -386,3 +388,135 @@ async def test_page_keys_in_a_list_not_laid_out_yet_do_nothing() -> None:
         await pilot.pause()
         options.action_page_down()  # laid out: pages as before
         assert options.highlighted and options.highlighted > 0
+
+
+async def _modal_keys(
+    presser: Presser,
+    kind: type[Screen[Any]],
+    where: str,
+    last: tuple[str, ...],
+    last_focus: str = "",
+) -> tuple[set[str], bool]:
+    """Every key in each focus of the engine's request modal ``kind`` (opened by the run,
+    not by a key, so it cannot be reopened: each key that answers it is followed by the
+    next request of the run). A key that opens another screen over it (help, the
+    palette) is followed by escape back to the modal. ``last`` are pressed last in
+    this order, in the focus with id ``last_focus`` (visited last; an "always" answer
+    ends the asking). Returns the keys that answered it, and
+    whether every focus was visited (False: the run stopped asking first)."""
+    app, pilot = presser.app, presser.pilot
+    answered: set[str] = set()
+
+    async def next_modal() -> bool:
+        """The run's next request, or False once the run has ended without one."""
+        await until(lambda: isinstance(app.screen, kind) or not app._run_going(), pilot, timeout=20)
+        await pilot.pause()
+        return isinstance(app.screen, kind)
+
+    await until(lambda: isinstance(app.screen, kind), pilot, timeout=20)
+    await pilot.pause()
+    chain = presser.focuses(app.screen)
+    count = len(chain)
+    ids = [getattr(widget, "id", None) for widget in chain]
+    order = sorted(range(count), key=lambda i: bool(last_focus) and ids[i] == last_focus)
+    for step, index in enumerate(order):
+        focus = presser.focuses(app.screen)[index]
+        await presser.focus(focus)
+        keys = [k for k in keys_here(app) if k not in last]
+        if step == count - 1:
+            keys += [k for k in last if k in keys_here(app)]
+        for key in keys:
+            modal = app.screen
+            widget = presser.focuses(modal)[index]
+            await presser.focus(widget)
+            place = f"{where}: {presser.describe(widget)}"
+            await presser.press(key, place)
+            for _ in range(4):  # a screen opened over the modal: back to it
+                if app.screen is modal or isinstance(app.screen, (kind, MainScreen)):
+                    break
+                await presser.press("escape", f"{place} -> {key}, going back")
+            if app.screen is not modal:
+                answered.add(key)
+                if not await next_modal():
+                    return answered, step == count - 1
+    return answered, True
+
+
+@pytest.mark.keys
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+async def test_every_key_in_the_approval_dialog(
+    rig: Rig, size: tuple[int, int], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The approval dialog, opened by a step's writes (one dialog per write): every key
+    in each of its focuses; "A" (always) last, which approves the rest (three steps of
+    six writes: a step stops after a few denials)."""
+    caplog.set_level(logging.ERROR)
+    rig.configure(tools={"approval": "ask"})
+    rig.brain.add("Classification", real_harness.classify("complex"))
+    steps = [  # a step stops asking after a few writes: three, one after another
+        real_harness.step(f"S-0{n}", f"Write notes {n}", [f"S-0{n - 1}"] if n > 1 else None)
+        for n in (1, 2, 3)
+    ]
+    rig.brain.add("PlanGeneration", real_harness.plan(*steps))
+    for n in (1, 2, 3):
+        writes = [
+            FakeReply(
+                tool_calls=[{"name": "write_file", "args": {"path": f"{n}{i}", "content": "x"}}]
+            )
+            for i in range(6)
+        ]
+        rig.brain.step(f"S-0{n}", *writes, f"Wrote notes {n}.")
+    rig.brain.add("StatusAssessment", real_harness.assess("done"))
+    app = rig.app()
+    async with app.run_test(size=size) as pilot:
+        await ready(app, pilot)
+        await send(app, pilot, "Write the notes")
+        presser = Presser(app, pilot, caplog)
+        answered, complete = await _modal_keys(
+            presser, ApprovalModal, "approval", last=("A",), last_focus="approve_always"
+        )
+        assert complete, f"the run stopped asking before every focus: {answered}"
+        # enter on the "Always" button answers as A does, and ends the asking too
+        assert {"a", "d", "escape"} <= answered and {"A", "enter"} & answered, answered
+        await settle(app, pilot)
+        presser.alive("approval, settled")
+
+
+@pytest.mark.keys
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+async def test_every_key_in_the_clarification_dialog(
+    rig: Rig, size: tuple[int, int], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The clarification dialog, opened by ask_user steps (one each): every key in each
+    of its focuses (the answer fields, the buttons)."""
+    caplog.set_level(logging.ERROR)
+    rig.configure(tools={"clarify": "ask"})
+    rig.brain.add("Classification", real_harness.classify("complex"))
+    for first in (1, 11, 21):  # a plan has at most 8 steps: three plans, one after another
+        asks = [
+            real_harness.step(
+                f"S-{i:02d}",
+                f"Ask question {i}",
+                [f"S-{i - 1:02d}"] if i > first else None,
+                kind="ask_user",
+                questions=["Which dates?", "What budget?"],
+            )
+            for i in range(first, first + 8)
+        ]
+        rig.brain.add("PlanGeneration", real_harness.plan(*asks))
+        rig.brain.add("StatusAssessment", real_harness.assess("replan" if first < 21 else "done"))
+    app = rig.app()
+    async with app.run_test(size=size) as pilot:
+        await ready(app, pilot)
+        await send(app, pilot, "Plan a weekend")
+        presser = Presser(app, pilot, caplog)
+        answered, complete = await _modal_keys(presser, ClarificationModal, "clarification", ())
+        assert complete, f"the run stopped asking before every focus: {answered}"
+        assert {"ctrl+s", "escape"} <= answered, answered
+        presser.alive("clarification, after every key")
+        while isinstance(app.screen, ClarificationModal):  # the questions left: skipped
+            await presser.press("escape", "clarification, skipping the rest")
+            await until(
+                lambda: isinstance(app.screen, ClarificationModal) or not app._run_going(), pilot
+            )
+        await presser.quit_keys()

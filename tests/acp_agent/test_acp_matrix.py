@@ -60,3 +60,28 @@ def test_advertised_modes_options_and_allow_always(brain: Brain, env: Env) -> No
     assert (env.workspace / "a.txt").read_text() == "a\n"
     assert (env.workspace / "b.txt").read_text() == "b\n"
     assert TRACEBACK not in stderr_of(env), stderr_of(env)
+
+
+def test_the_autonomous_mode_takes_the_autonomous_route(brain: Brain, env: Env) -> None:
+    brain.add("GoalDecomposition", {"subgoals": [], "reasoning": "one piece"})
+    brain.add("PlanGeneration", _plan("list the files"))
+    brain.step("S-01", _call("list_dir", path="."))
+    brain.step("S-01", "The folder is empty.")
+    brain.add("StatusAssessment", {"status": "done", "goal_progress": "complete"})
+    brain.add("text", "The folder is empty: nothing to tidy.")
+    recorder = Recorder()
+
+    async def drive() -> None:
+        async with acp_process(env, recorder) as (conn, _proc):
+            made = await conn.new_session(cwd=str(env.workspace), mcp_servers=[])
+            await conn.set_session_mode(session_id=made.session_id, mode_id="autonomous")
+            done = await conn.prompt(
+                session_id=made.session_id, prompt=[{"type": "text", "text": "tidy the folder"}]
+            )
+            assert done.stop_reason == "end_turn"
+
+    asyncio.run(asyncio.wait_for(drive(), 90))
+    assert brain.kinds()[0] == "GoalDecomposition"  # not a Classification: the route
+    assert "The folder is empty: nothing to tidy." in recorder.text("agent_message_chunk")
+    assert brain.unscripted == [] and brain.leftover() == {}
+    assert [u.kind for u in recorder.of("tool_call")] == ["read"]

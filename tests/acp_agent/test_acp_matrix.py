@@ -85,3 +85,36 @@ def test_the_autonomous_mode_takes_the_autonomous_route(brain: Brain, env: Env) 
     assert "The folder is empty: nothing to tidy." in recorder.text("agent_message_chunk")
     assert brain.unscripted == [] and brain.leftover() == {}
     assert [u.kind for u in recorder.of("tool_call")] == ["read"]
+
+
+def test_the_client_s_mcp_server_is_offered_and_asked_for(brain: Brain, env: Env) -> None:
+    import sys
+    from pathlib import Path
+
+    from acp.schema import McpServerStdio
+
+    server = str(Path(__file__).parents[1] / "mcp" / "words_server.py")
+    brain.add("Classification", SIMPLE)
+    brain.add("PlanGeneration", _plan("count the words"))
+    brain.step("S-01", _call("count_words", text="one two three"))
+    brain.step("S-01", "There are 3 words.")
+    recorder = Recorder()
+    recorder.choices = ["allow_once"]
+
+    async def drive() -> None:
+        async with acp_process(env, recorder) as (conn, _proc):
+            words = McpServerStdio(name="words", command=sys.executable, args=[server], env=[])
+            made = await conn.new_session(cwd=str(env.workspace), mcp_servers=[words])
+            done = await conn.prompt(
+                session_id=made.session_id,
+                prompt=[{"type": "text", "text": "count the words in: one two three"}],
+            )
+            assert done.stop_reason == "end_turn"
+
+    asyncio.run(asyncio.wait_for(drive(), 90))
+    ((tool_call, _),) = recorder.permissions
+    assert (tool_call.kind, tool_call.title) == ("other", "count_words(text=one two three)")
+    (result,) = [u for u in recorder.of("tool_call_update") if u.status == "completed"]
+    assert result.content[-1].content.text == "3 words"
+    assert recorder.text("agent_message_chunk") == "There are 3 words."
+    assert brain.unscripted == [] and brain.leftover() == {}

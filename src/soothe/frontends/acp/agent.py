@@ -291,16 +291,24 @@ class SootheAgent:
         return state
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+        from acp import RequestError
         from acp.schema import PromptResponse
 
         state = self._session(session_id)
+        for other in self.sessions.values():  # one run at a time in the process
+            running = other.run is not None and not other.run.task.done()
+            if running and other.asked is None:
+                which = "this session" if other is state else f"session {other.id}"
+                raise RequestError.invalid_request(
+                    {"details": f"a prompt is running in {which}; cancel it or wait"}
+                )
         session = await self._engine(state.cwd, state.servers)
         workspace = session.settings.tools.resolved_workspace()
         text = request_text(prompt, workspace)
         turns = Turns(session, self._send, self._ask_permission)
-        for other in self.sessions.values():  # one run at a time: a parked one yields
+        for other in self.sessions.values():  # a run waiting for an answer elsewhere yields
             if other is not state and other.run is not None:
-                await turns._stop_parked(other)
+                await turns.stop_parked(other)
         stop = await turns.prompt(state, text)
         return PromptResponse(stop_reason=stop)
 

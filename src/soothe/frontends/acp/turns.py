@@ -103,7 +103,7 @@ class Turns:
             asked, state.asked = state.asked, None
             if self._answer(asked, text):
                 return await self._follow(state, state.run)
-        await self._stop_parked(state)
+        await self.stop_parked(state)
         self.session.thread_id = state.id
         if text.strip() == "/resume":
             if not self.session.unfinished_goals():
@@ -256,9 +256,9 @@ class Turns:
         run.task.cancel()
         if state.asked is not None:  # no prompt follows it: wait for it here
             state.asked = None
-            await self._stop_parked(state)
+            await self.stop_parked(state)
 
-    async def _stop_parked(self, state: AcpSession) -> None:
+    async def stop_parked(self, state: AcpSession) -> None:
         """A run waiting for an answer that will not come (another request was sent, or
         the session cancelled): cancelled, its step suspended; its last events read."""
         run = state.run

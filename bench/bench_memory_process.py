@@ -11,7 +11,9 @@ flat (within 10 MB) from request 50 to 100.
 
 With --dump DIR the app is started with SOOTHE_MEMDUMP=DIR (app/memdump.py): on SIGUSR1
 (sent at start and at each checkpoint) it writes a census of its live objects by type;
-the bench prints the types that grew most between the last two checkpoints. With
+the bench prints the types that grew most between the last two checkpoints, and where
+the memory was at each (``heap-NNN.txt``: RSS, Python's allocated blocks, glibc's heap in
+use and free-but-kept, ``mallinfo2``). With
 --trace too it runs with SOOTHE_TRACEMALLOC=DIR (tracemalloc from the start, several
 times slower) and the bench also prints the allocation sites that grew most.
 """
@@ -170,10 +172,26 @@ def main(checkpoints: list[int], dump: Path | None, trace: bool) -> None:
             report_growth(dump)
 
 
+def report_heap(dump: Path) -> None:
+    """Each checkpoint's heap figures (app/memdump.heap): RSS, Python's blocks, glibc's
+    heap in use and free-but-kept, in MB."""
+    mb = ("VmRSS", "RssAnon", "RssFile")  # kB
+    raw = ("arena", "hblkhd", "uordblks", "fordblks")  # bytes
+    print("heap at each checkpoint (MB; pyblocks: Python's allocated blocks):")
+    print("  " + " ".join(f"{name:>9}" for name in ("pyblocks", *mb, *raw)))
+    for path in sorted(dump.glob("heap-*.txt")):
+        values = dict(line.split(" ", 1) for line in path.read_text().splitlines() if line)
+        cells = [f"{int(values.get('pyblocks', 0)):>9d}"]
+        cells += [f"{int(values.get(name, 0)) / 1024:>9.1f}" for name in mb]
+        cells += [f"{int(values.get(name, 0)) / 2**20:>9.1f}" for name in raw]
+        print("  " + " ".join(cells))
+
+
 def report_growth(dump: Path) -> None:
     import tracemalloc
 
     time.sleep(0.5)
+    report_heap(dump)
     counts = sorted(dump.glob("census-*.txt"))
     if len(counts) >= 2:
         older, newer = (read_census(path) for path in counts[-2:])

@@ -16,6 +16,19 @@ from types import FrameType
 CENSUS_ENV = "SOOTHE_MEMDUMP"
 TRACE_ENV = "SOOTHE_TRACEMALLOC"
 FRAMES = 30
+MALLINFO_FIELDS = (
+    "arena",
+    "ordblks",
+    "smblks",
+    "hblks",
+    "hblkhd",
+    "usmblks",
+    "fsmblks",
+    "uordblks",
+    "fordblks",
+    "keepcost",
+)
+"""glibc's ``struct mallinfo2``, in order (each a ``size_t``)."""
 
 
 def census() -> list[tuple[int, str]]:
@@ -26,6 +39,44 @@ def census() -> list[tuple[int, str]]:
     gc.collect()
     counts = Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in gc.get_objects())
     return [(n, name) for name, n in counts.most_common()]
+
+
+def heap() -> list[str]:
+    """Where the process's memory is: its RSS, the blocks Python has allocated, and
+    glibc's heap (``mallinfo2``: bytes in use, free but kept in the heap, mmapped),
+    one ``name value`` a line; empty figures are left out where there is no glibc."""
+    import sys
+
+    lines = [f"pyblocks {sys.getallocatedblocks()}"]
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith(("VmRSS:", "RssAnon:", "RssFile:", "Threads:")):
+                name, value = line.split(":", 1)
+                lines.append(f"{name} {value.split()[0]}")
+    lines.extend(f"{k} {v}" for k, v in mallinfo().items())
+    return lines
+
+
+def mallinfo() -> dict[str, int]:
+    """glibc's ``mallinfo2`` over all arenas (bytes): ``arena`` (heap from sbrk and
+    arenas), ``hblkhd`` (mmapped blocks), ``uordblks`` (in use), ``fordblks`` (free, kept);
+    empty without glibc 2.33+."""
+    import ctypes
+
+    names = MALLINFO_FIELDS
+
+    class Info(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in names]
+
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        call = libc.mallinfo2
+    except (OSError, AttributeError):
+        return {}
+    call.restype = Info
+    info = call()
+    return {name: int(getattr(info, name)) for name in names}
 
 
 def install() -> bool:
@@ -49,6 +100,7 @@ def install() -> bool:
         if tracemalloc.is_tracing():  # written first: the census says the dump is done
             snapshot = tracemalloc.take_snapshot()
             snapshot.dump(str(folder / f"snapshot-{taken[0]:03d}.pickle"))
+        (folder / f"heap-{taken[0]:03d}.txt").write_text("\n".join(heap()) + "\n")
         (folder / f"census-{taken[0]:03d}.txt").write_text("\n".join(lines) + "\n")
 
     signal.signal(signal.SIGUSR1, dump)

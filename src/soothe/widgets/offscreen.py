@@ -27,20 +27,12 @@ from textual.screen import Screen
 from textual.strip import Strip
 from textual.widget import Widget, _RenderCache
 
+from soothe.widgets.strip_caches import caches
+
 __all__ = ["release_offscreen", "rendered_lines"]
 
 LINE_CACHES = ("_line_cache", "_option_render_cache", "_render_line_cache")
 """Line caches of Textual's list widgets (Tree, TextArea, RichLog; OptionList; Log)."""
-STRIP_CACHES = (
-    "_divide_cache",
-    "_crop_cache",
-    "_style_cache",
-    "_filter_cache",
-    "_line_length_cache",
-    "_crop_extend_cache",
-    "_offsets_cache",
-)
-"""A Strip's caches of the strips cut or styled from it."""
 
 
 def rendered_lines(widget: Widget) -> int:
@@ -50,8 +42,8 @@ def rendered_lines(widget: Widget) -> int:
 
 def _forget_pieces(strips: Iterable[Strip]) -> None:
     for strip in strips:
-        for name in STRIP_CACHES:
-            getattr(strip, name).clear()
+        for cache in caches(strip):  # (those it made: strip_caches makes them on use)
+            cache.clear()
 
 
 def release_offscreen(screen: Screen[object]) -> int:

@@ -118,3 +118,36 @@ def test_the_client_s_mcp_server_is_offered_and_asked_for(brain: Brain, env: Env
     assert result.content[-1].content.text == "3 words"
     assert recorder.text("agent_message_chunk") == "There are 3 words."
     assert brain.unscripted == [] and brain.leftover() == {}
+
+
+def test_sigterm_suspends_the_running_goal(brain: Brain, env: Env) -> None:
+    """An editor closing its agent: the step is suspended (resumable), not left active."""
+    import signal
+
+    from tests.fakes.cli_harness import read_store
+
+    brain.add("Classification", SIMPLE)
+    brain.add("PlanGeneration", _plan("list the files"))
+    brain.step("S-01", _call("list_dir", path="."))
+    release = brain.hold("step:S-01")
+    recorder = Recorder()
+
+    async def drive() -> int:
+        async with acp_process(env, recorder) as (conn, proc):
+            made = await conn.new_session(cwd=str(env.workspace), mcp_servers=[])
+            running = asyncio.ensure_future(
+                conn.prompt(
+                    session_id=made.session_id, prompt=[{"type": "text", "text": "list files"}]
+                )
+            )
+            await asyncio.to_thread(brain.seen("step:S-01").wait, 20)
+            proc.send_signal(signal.SIGTERM)
+            code = await asyncio.wait_for(proc.wait(), 20)
+            release.set()
+            running.cancel()
+            return code
+
+    assert asyncio.run(asyncio.wait_for(drive(), 60)) == 0
+    (goal,) = read_store(env.db_path).goals
+    assert goal.status == "suspended"
+    assert TRACEBACK not in stderr_of(env), stderr_of(env)

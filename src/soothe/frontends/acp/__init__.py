@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import sys
 from typing import Any, cast
@@ -50,6 +51,18 @@ class _PlainFormatter(logging.Formatter):
         return plain(super().format(record))
 
 
+def _stop_on_sigterm() -> None:
+    """SIGTERM (an editor closing its agent) stops as the end of stdin does: the runs
+    are cancelled, their steps suspended (resumable), the store closed."""
+    import signal
+
+    task = asyncio.current_task()
+    if task is None:
+        return
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # not on every platform
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+
+
 async def _serve(settings: Settings, protocol_out: int) -> None:
     from acp.core import AgentSideConnection
 
@@ -59,8 +72,11 @@ async def _serve(settings: Settings, protocol_out: int) -> None:
     agent = SootheAgent(settings)
     reader, writer = await open_streams(protocol_out)
     conn = AgentSideConnection(cast(Any, agent), writer, reader, listening=False)
+    _stop_on_sigterm()
     try:
         await conn.listen()
+    except asyncio.CancelledError:  # SIGTERM or Ctrl+C: the runs are suspended below
+        pass
     finally:
         await agent.close()
         await asyncio.shield(conn.close())

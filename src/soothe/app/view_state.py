@@ -354,7 +354,9 @@ class ViewState(StepEvents, BudgetEvents, CriteriaEvents, RequestEvents, ViewPag
             iteration=0,
             max_iterations=0,
             elapsed=None,
+            budget="",  # view_budget: no goal of this thread runs yet
         )
+        self._budget_shown = ""
         self.visible = CONVERSATION
         self.port.show(self.view(CONVERSATION))
 

@@ -159,6 +159,29 @@ def test_unmet_every_round_fails_the_goal_naming_the_criterion(
     assert f"✗ {CRITERION}" in shown
 
 
+def test_when_the_send_backs_run_out_the_goal_fails_naming_the_criterion(
+    soothe, brain: Brain, env: Env, fake, stored, monkeypatch
+) -> None:
+    """With more rounds than send-backs (max_send_backs 3), the fourth unmet verdict finds
+    none left: send_back_goal fails the goal, its error naming the criterion."""
+    monkeypatch.setenv("SOOTHE_LOOP__AGENTIC_MAX_ITERATIONS", "6")
+    (env.workspace / "notes.txt").write_text(NOTES)
+    unmet = {"criteria": [verdict(1, "unmet", "ship it is missing")]}
+    script(brain, *[unmet] * 4)
+
+    result = soothe("-p", REQUEST, "--done-when", CRITERION, "--json")
+
+    assert result.code == 1
+    events = result.json_lines()
+    assert moves(events) == ["active", "pending"] * 3 + ["active", "failed"]
+    assert kinds(fake).count("Verification") == 4
+    (goal,) = stored().goals
+    assert goal.status == "failed" and goal.send_back_count == 3
+    assert goal.error.startswith(f'sent back 3 times; done-when not met: "{CRITERION}"')
+    assert result.json_lines()[-1]["type"] == "run.failed"
+    assert CRITERION in result.json_lines()[-1]["error"]
+
+
 def test_a_goal_without_criteria_makes_no_verifier_request(
     soothe, brain: Brain, env: Env, fake, stored
 ) -> None:
@@ -181,6 +204,15 @@ def test_a_goal_without_criteria_makes_no_verifier_request(
     assert moves(events) == ["active", "validated", "completed"]
     (goal,) = stored().goals
     assert goal.criteria == () and goal.status == "completed"
+
+
+def test_done_when_with_autonomous_is_refused_before_any_model_call(soothe, fake) -> None:
+    result = soothe("-p", REQUEST, "--autonomous", "--done-when", CRITERION)
+    assert result.code == 1
+    assert result.error_lines()[-1] == (
+        "error: done-when criteria go on one goal: not with --autonomous"
+    )
+    assert fake.chat_requests() == []
 
 
 def test_done_when_without_p_is_refused(soothe) -> None:

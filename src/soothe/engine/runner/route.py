@@ -144,6 +144,8 @@ class SootheRunner(ResumeRunner):
         if subagent:
             return await self._direct(text, thread_id, subagent, work)
         if autonomous:
+            if criteria:  # the root completes from its sub-goals' report, unverified
+                raise ValueError("done-when criteria go on one goal: not with --autonomous")
             return await self._autonomous(text, thread_id, history, work)
         if invocation:
             label = "complex"

@@ -37,6 +37,7 @@ def test_advertised_modes_options_and_allow_always(brain: Brain, env: Env) -> No
             prompt = caps.prompt_capabilities
             assert (prompt.embedded_context, prompt.image, prompt.audio) == (True, False, False)
             assert hello.agent_info.name == "soothe"
+            assert caps.session_capabilities.list is not None
             made = await conn.new_session(cwd=str(env.workspace), mcp_servers=[])
             assert made.modes.current_mode_id == "ask"
             assert [m.id for m in made.modes.available_modes] == ["ask", "autonomous"]
@@ -55,6 +56,10 @@ def test_advertised_modes_options_and_allow_always(brain: Brain, env: Env) -> No
             assert done.stop_reason == "end_turn"
             assert len(recorder.permissions) == 1  # "always" covered the second write
             assert recorder.text("agent_message_chunk") == "Wrote a.txt and b.txt."
+            listed = await conn.list_sessions(cwd=str(env.workspace))
+            assert [(s.session_id, s.title) for s in listed.sessions] == [
+                (sid, "write a.txt and b.txt")
+            ]
 
     asyncio.run(asyncio.wait_for(drive(), 90))
     assert (env.workspace / "a.txt").read_text() == "a\n"

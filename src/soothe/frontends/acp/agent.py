@@ -75,6 +75,8 @@ class SootheAgent:
             InitializeResponse,
             McpCapabilities,
             PromptCapabilities,
+            SessionCapabilities,
+            SessionListCapabilities,
         )
 
         return InitializeResponse(
@@ -85,6 +87,7 @@ class SootheAgent:
                     image=False, audio=False, embedded_context=True
                 ),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="soothe", title="Soothe", version=__version__),
         )

@@ -138,8 +138,6 @@ FLAG_REFUSALS: dict[str, dict[str, str]] = {
         **dict.fromkeys(("--yes", "--clarify", "--max-iterations"), _RUNS_NOTHING),
     },
     "goals": {
-        "--workspace": "goals are not tied to a folder (soothe worker --workspace DIR "
-        "runs them in DIR)",
         **dict.fromkeys(
             ("--provider", "--model", "--base-url"), _NO_MODEL + " (soothe worker does)"
         ),
@@ -276,6 +274,7 @@ def build_sub_parser(command: str) -> argparse.ArgumentParser:
 
 
 _WORKSPACE_HELP = {
+    "goals": "add: tie the goal to this folder (only a worker there runs it); list: its goals",
     "worker": "the tools' root for the goals it runs (default: cwd)",
     "undo": "only the changes to files in this folder (default: every file)",
     "skills": "the workspace whose .soothe/skills are listed (default: cwd)",

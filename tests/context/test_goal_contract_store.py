@@ -55,10 +55,11 @@ async def test_a_v2_database_gains_the_columns_with_empty_values(db_path: Path) 
         old = engine.get_goal("G1")
         assert old.description == "old goal" and old.findings == "found"
         assert old.criteria == () and old.budget == GoalBudget() and old.spent == GoalSpend()
+        assert old.workspace == ""  # v4: tied to no folder
     finally:
         await engine.close()
     with sqlite3.connect(db_path) as check:
-        assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
 
 
 def test_a_criterion_keeps_its_verdict_and_evidence() -> None:

@@ -121,3 +121,22 @@ def test_a_suspend_stops_the_worker_and_puts_the_step_back(
     assert shown["status"] == "suspended"
     assert [(s["id"], s["status"]) for s in shown["steps"]] == [("S-01", "pending")]
     assert soothe("goals", "resume", "G1").out == "G1 pending\n"  # claimable again
+
+
+async def test_a_worker_claims_only_the_goals_of_its_folder(pg_dsn: str) -> None:
+    """A goal tied to a folder (goals add --workspace) is claimed only by a worker whose
+    workspace it is; a goal tied to none by any."""
+    from soothe.engine.context.queue import GoalQueue
+
+    engine = await ContextEngine.open(await PgStore.open(pg_dsn))
+    try:
+        tied = await engine.create_goal("tidy /srv/a", workspace="/srv/a", priority=90)
+        free = await engine.create_goal("anywhere")
+        elsewhere = GoalQueue(engine, "B", workspace="/srv/b")
+        claim = await elsewhere.claim()
+        assert claim is not None and claim.goal_id == free.id
+        assert await elsewhere.claim() is None, "the other ready goal is /srv/a's"
+        there = await GoalQueue(engine, "A", workspace="/srv/a").claim()
+        assert there is not None and there.goal_id == tied.id
+    finally:
+        await engine.close()

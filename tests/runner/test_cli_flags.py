@@ -22,7 +22,7 @@ Soothe = Callable[..., Result]
 # What each command refuses; every other common flag it takes. The reasons are in cli.py.
 REFUSED = {
     "threads": "--workspace --provider --model --base-url --yes --clarify --max-iterations",
-    "goals": "--workspace --provider --model --base-url --yes --clarify --max-iterations",
+    "goals": "--provider --model --base-url --yes --clarify --max-iterations",
     "worker": "",
     "undo": "--provider --model --base-url --yes --clarify --max-iterations --json",
     "mcp": "--data-dir --workspace --provider --model --base-url --yes --clarify "
@@ -180,3 +180,37 @@ def test_threads_and_skills_json(env: Env, soothe: Soothe) -> None:
     (listed,) = soothe("skills", "--json").json_lines()
     assert (listed["name"], listed["summary"]) == ("tidy", "Tidy the \x1b[2Jfolder.")
     assert "\x1b" not in soothe("skills", "--json").out  # escaped by JSON: \u001b
+
+
+def test_goals_workspace_ties_a_goal_to_a_folder(env: Env, soothe: Soothe) -> None:
+    """``goals add --workspace DIR``: the goal is DIR's; ``list --workspace DIR`` shows
+    DIR's goals; a worker working elsewhere leaves it, a worker in DIR runs it."""
+    project = env.home / "project"
+    project.mkdir()
+    tied = soothe("goals", "add", "tidy the project", "--workspace", str(project), "--json")
+    assert json.loads(tied.out)["workspace"] == str(project.resolve())
+    assert soothe("goals", "add", "anywhere").out == "added G2\n"
+    assert soothe("goals", "list").out.splitlines() == [
+        f"G1     pending    p50  tidy the project (in {project.resolve()})",
+        "G2     pending    p50  anywhere",
+    ]
+    mine = soothe("goals", "list", "--workspace", str(project))
+    assert mine.out == "G1     pending    p50  tidy the project\n"
+    shown = soothe("goals", "show", "G1").out
+    assert f"  workspace: {project.resolve()}" in shown
+    refused = soothe("goals", "cancel", "G1", "--workspace", str(project))
+    assert (refused.code, refused.one_error()) == (
+        2,
+        "error: --workspace goes with `soothe goals add` and `soothe goals list`, "
+        "not `soothe goals cancel`",
+    )
+
+    def worker(*where: str) -> list[str]:
+        args = ["worker", "--provider", "demo", "--idle-exit", "0", "--data-dir"]
+        r = soothe(*args, str(env.data_dir), *where, raw=True)
+        assert r.code == 0, r
+        return [line for line in r.out.splitlines() if line.startswith("G")]
+
+    assert worker() == ["G2 completed"]  # the cwd is another folder: G1 is not its
+    assert "G1     pending" in soothe("goals", "list").out
+    assert worker("--workspace", str(project)) == ["G1 completed"]

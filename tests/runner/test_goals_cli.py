@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
 
@@ -128,6 +129,7 @@ def every_verb(soothe: Soothe) -> None:
         "priority",
         "thread_id",
         "loop_id",
+        "workspace",
     }
 
 
@@ -216,3 +218,37 @@ def test_help_names_every_goals_verb(capsys: pytest.CaptureFixture[str]) -> None
     (line,) = [row for row in top.splitlines() if row.startswith("  goals ")]
     for verb in GOAL_VERBS:
         assert verb in line.replace("(un)depend", "depend undepend"), verb
+
+
+async def test_a_session_runs_only_the_goals_of_its_folder(tmp_path: Path) -> None:
+    """The thread's ready goals (the app's run of /goal): one tied to another folder
+    (goals add --workspace) waits for a worker or a session there."""
+    from soothe.engine.config import load_settings
+    from soothe.engine.session import Session
+
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    overrides = {
+        "model": {"provider": "demo"},
+        "storage": {"data_dir": str(tmp_path / "data")},
+        "tools": {"workspace": str(here)},
+    }
+    session = Session(load_settings(None, overrides))
+    await session.start()
+    try:
+        context = session.context
+        thread = await context.create_thread("queue")
+        tied = await context.create_goal(
+            "tidy there", thread_id=thread.id, workspace=str(there.resolve())
+        )
+        free = await context.create_goal("list the files", thread_id=thread.id)
+        mine = await context.create_goal(
+            "read here", thread_id=thread.id, workspace=str(here.resolve())
+        )
+        outcome = await session.runner.run_goals(thread.id)
+        assert set(outcome.goal_ids) == {free.id, mine.id}, outcome
+        assert context.get_goal(tied.id).status == "pending"
+        assert context.get_goal(free.id).status == "completed"
+    finally:
+        await session.close()

@@ -10,6 +10,10 @@ state does not allow (exit 1, naming the state: ``error: G3 is completed: it can
 cancelled``), a dependency that closes a cycle (exit 1, naming the cycle), a missing or
 extra argument (exit 2).
 
+``--workspace DIR`` ties a goal to a folder (add): only a worker whose workspace is DIR
+(``soothe worker --workspace DIR``, or one started in DIR) or a session working there runs
+it; ``list --workspace DIR`` shows that folder's goals.
+
 Works on both backends. On SQLite the data-dir lock allows one process at a time: a
 change while the app or a worker holds the data dir says so in one line (exit 1); the
 read-only verbs (list, show) read beside them. On PostgreSQL any number of processes
@@ -90,6 +94,7 @@ def goal_row(goal: Any) -> dict[str, Any]:
         "priority": goal.priority,
         "thread_id": goal.thread_id,
         "loop_id": goal.loop_id,
+        "workspace": goal.workspace or None,
     }
 
 
@@ -145,6 +150,7 @@ def _show_text(context: Any, goal: Any) -> list[str]:
     lines = [f"{goal.id}  {goal.status}  p{goal.priority}  {one_line(goal.description)}"]
     for label, value in (
         ("thread", goal.thread_id),
+        ("workspace", goal.workspace),
         ("depends on", ", ".join(goal.depends_on)),
         ("informs", ", ".join(goal.informs)),
         ("conflicts with", ", ".join(goal.conflicts_with)),
@@ -219,6 +225,7 @@ async def _add(session: Any, args: Any) -> int:
         thread_id=thread_id,
         source="user",
         criteria=criteria,
+        workspace=_workspace(session, args),
         budget=_budget(args, None),  # None: the goals.budget default
     )
     _print_goal(goal, f"added {goal.id}", args.json)
@@ -228,14 +235,26 @@ async def _add(session: Any, args: Any) -> int:
 async def _list(session: Any, args: Any) -> int:
     if args.words:
         raise Refused("`soothe goals list` takes no argument (soothe goals show ID)", 2)
+    folder = _workspace(session, args)
     for goal in session.context.list_goals():
+        if folder and goal.workspace != folder:
+            continue
         if args.json:
             print(json.dumps(goal_row(goal)))
         else:
             waits = f" after {','.join(goal.depends_on)}" if goal.depends_on else ""
+            where = f" (in {one_line(goal.workspace)})" if goal.workspace and not folder else ""
             text = one_line(goal.description)  # a model's or a user's words
-            print(f"{goal.id:6} {goal.status:10} p{goal.priority:<3} {text}{waits}")
+            print(f"{goal.id:6} {goal.status:10} p{goal.priority:<3} {text}{waits}{where}")
     return 0
+
+
+def _workspace(session: Any, args: Any) -> str:
+    """``--workspace DIR`` resolved ('' without it): add ties the goal to DIR (only a
+    worker or a session working in DIR runs it), list shows DIR's goals."""
+    if not getattr(args, "workspace", None):
+        return ""
+    return str(session.settings.tools.resolved_workspace())
 
 
 async def _show(session: Any, args: Any) -> int:
@@ -379,6 +398,7 @@ _OPTION_VERBS = {
     "budget": ("--budget", ("add", "resume")),
     "on": ("--on", ("depend", "undepend")),
     "reason": ("--reason", ("cancel", "suspend", "resume")),
+    "workspace": ("--workspace", ("add", "list")),
 }
 
 

@@ -130,7 +130,8 @@ async def work(
     session = Session(settings)
     await session.start()
     owner = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-    queue = GoalQueue(session.context, owner, lease_s)
+    workspace = str(settings.tools.resolved_workspace())
+    queue = GoalQueue(session.context, owner, lease_s, workspace)
     ran: list[str] = []
     idle_since = time.monotonic()
     try:

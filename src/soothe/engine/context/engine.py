@@ -274,6 +274,7 @@ class ContextEngine:
         max_retries: int = 2,
         criteria: Sequence[str] = (),
         budget: GoalBudget | None = None,
+        workspace: str = "",
     ) -> GoalNode:
         spec = goal_spec(
             {
@@ -288,6 +289,7 @@ class ContextEngine:
                 "topic": topic,
                 "max_retries": max_retries,
                 "criteria": list(criteria),
+                "workspace": workspace,
                 # None: the default caps (``goals.budget``), stamped on at creation
                 **({"budget": budget} if budget is not None else {}),
             }

@@ -243,6 +243,7 @@ class GoalOps:
                 max_retries=spec.max_retries,
                 criteria=tuple(Criterion(text=text) for text in spec.criteria),
                 budget=spec.budget if "budget" in spec.model_fields_set else self.default_budget,
+                workspace=spec.workspace,
                 created_at=now,
                 updated_at=now,
             )

@@ -56,6 +56,9 @@ class GoalNode(_Frozen):
     """Done-when criteria (stored as JSON; see ``store.GOAL_JSON``)."""
     budget: GoalBudget = GoalBudget()
     spent: GoalSpend = GoalSpend()
+    workspace: str = ""
+    """The folder the goal is tied to ('' = none): only a worker or a session with that
+    workspace runs it."""
 
     _dag: StepDAG | None = PrivateAttr(default=None)
 
@@ -128,6 +131,9 @@ class GoalSpec(BaseModel):
     criteria: list[str] = Field(default_factory=list)
     """Done-when criteria, each one line the verifier checks against evidence."""
     budget: GoalBudget = GoalBudget()
+    workspace: str = ""
+    """The folder the goal's tools work in ('' = any): only a worker or a session whose
+    workspace it is runs it (``soothe goals add --workspace DIR``)."""
     ref: str | None = None
 
 

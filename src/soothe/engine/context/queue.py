@@ -13,6 +13,9 @@ transition function (the worker activates the goal after a claim).
 
 On SQLite the data-dir lock allows one process, so the queue is the engine's own ready
 list and a lease is not needed.
+
+A goal tied to a folder (``soothe goals add --workspace DIR``) is claimed only by a worker
+whose workspace is that folder (``runs_here``); a goal tied to none, by any worker.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ CLAIM_LOCK = 7357002
 READY_SQL = """
 SELECT g.id, g.status FROM goals g
 WHERE (g.status = 'pending' OR (g.status = 'active' AND g.lease_owner IS NOT NULL))
+  AND (g.workspace = '' OR g.workspace = %(workspace)s)
   AND (g.lease_until IS NULL OR g.lease_until < clock_timestamp())
   AND NOT EXISTS (
     SELECT 1 FROM goal_edges e JOIN goals d ON d.id = e.dst
@@ -46,11 +50,21 @@ class Claim:
     """The goal was active under a lease that expired (its worker died): resume it."""
 
 
+def runs_here(goal: Any, workspace: str) -> bool:
+    """A goal tied to a folder (``goals add --workspace DIR``) runs only where that folder
+    is the workspace; a goal tied to none runs anywhere."""
+    return not goal.workspace or goal.workspace == workspace
+
+
 class GoalQueue:
-    def __init__(self, context: Any, owner: str, lease_s: float = 30.0) -> None:
+    def __init__(
+        self, context: Any, owner: str, lease_s: float = 30.0, workspace: str = ""
+    ) -> None:
         self.context = context
         self.owner = owner
         self.lease_s = lease_s
+        self.workspace = workspace
+        """This worker's workspace (resolved): goals tied to another folder are not ours."""
 
     @property
     def shared(self) -> bool:
@@ -59,7 +73,7 @@ class GoalQueue:
     async def claim(self) -> Claim | None:
         """The next ready goal, now leased to us (None: nothing is ready)."""
         if not self.shared:
-            ready = self.context.ready_goals()
+            ready = [g for g in self.context.ready_goals() if runs_here(g, self.workspace)]
             return Claim(ready[0].id, False) if ready else None
         from psycopg.rows import tuple_row
 
@@ -67,7 +81,7 @@ class GoalQueue:
         async with pool.connection() as conn, conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (CLAIM_LOCK,))
             async with conn.cursor(row_factory=tuple_row) as cur:
-                await cur.execute(READY_SQL)
+                await cur.execute(READY_SQL, {"workspace": self.workspace})
                 row = await cur.fetchone()
                 if row is None:
                     return None

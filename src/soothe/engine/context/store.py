@@ -95,6 +95,8 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE goals ADD COLUMN budget TEXT NOT NULL DEFAULT '{}'",
         "ALTER TABLE goals ADD COLUMN spent TEXT NOT NULL DEFAULT '{}'",
     ],
+    # v4: the folder a goal is tied to ('' = none; soothe goals add --workspace)
+    ["ALTER TABLE goals ADD COLUMN workspace TEXT NOT NULL DEFAULT ''"],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -124,6 +126,7 @@ GOAL_COLUMNS: tuple[str, ...] = (
     "criteria",
     "budget",
     "spent",
+    "workspace",
 )
 GOAL_JSON: frozenset[str] = frozenset({"criteria", "budget", "spent"})
 """Goal columns stored as JSON text (pydantic models and tuples of them)."""

@@ -116,6 +116,8 @@ PG_MIGRATIONS: list[list[str]] = [
         "ALTER TABLE goals ADD COLUMN budget TEXT NOT NULL DEFAULT '{}'",
         "ALTER TABLE goals ADD COLUMN spent TEXT NOT NULL DEFAULT '{}'",
     ],
+    # v3: the folder a goal is tied to ('' = none; soothe goals add --workspace)
+    ["ALTER TABLE goals ADD COLUMN workspace TEXT NOT NULL DEFAULT ''"],
 ]
 PG_SCHEMA_VERSION = len(PG_MIGRATIONS)
 

@@ -87,14 +87,18 @@ class AutonomousRunner(AgenticRunner):
         """Run the thread's ready goals through the engine's scheduler (at most
         max_parallel_goals active, never two conflicting goals together) until none is
         left; the ids of the goals it ran."""
+        from soothe.engine.context.queue import runs_here
+
         scheduler = self.context.planning.scheduler
         running: dict[asyncio.Task[None], str] = {}
         ran: list[str] = []
+        workspace = str(self.settings.tools.resolved_workspace())
 
         def schedulable(goal: GoalNode) -> bool:
             busy = running.values()
             return (
                 goal.thread_id == thread_id
+                and runs_here(goal, workspace)  # one tied to another folder waits for it
                 and (only is None or goal.id in only)
                 and goal.id not in busy  # between two rounds of its own loop
                 and not any(c in busy for c in goal.conflicts_with)

@@ -98,12 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 GOAL_VERBS = {
     "list": "every goal: id, status, priority, text (--json: one object per line)",
-    "add": "add TEXT to the queue (--after ID[,ID], --priority N, --thread ID)",
+    "add": "add TEXT (--after ID[,ID], --priority N, --done-when, --budget, --workspace DIR)",
     "show": "show ID: status, steps, evidence, criteria, budget",
     "cancel": "cancel ID (and its unfinished sub-goals); a worker running it stops",
     "retry": "retry ID: a failed goal back to pending",
     "suspend": "suspend ID: a pending or running goal, until resumed",
-    "resume": "resume ID: a suspended, blocked or cancelled goal back to pending",
+    "resume": "resume ID: a paused or cancelled goal back to pending (--budget raises a cap)",
     "priority": "priority ID N: set its priority (0-100)",
     "depend": "depend ID --on ID[,ID]: ID waits for those goals (a cycle is refused)",
     "undepend": "undepend ID --on ID[,ID]: drop those dependencies",

@@ -140,3 +140,44 @@ async def test_a_worker_claims_only_the_goals_of_its_folder(pg_dsn: str) -> None
         assert there is not None and there.goal_id == tied.id
     finally:
         await engine.close()
+
+
+def test_a_cancel_while_the_worker_verifies_the_goal_keeps_it_cancelled(
+    brain: Brain,  # noqa: F811
+    env: Env,  # noqa: F811
+    soothe: Soothe,  # noqa: F811
+    pg_dsn: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cancel that lands after the loop (while the verifier's call is out) is seen too:
+    the goal is not validated and completed over it."""
+    variables = _shared(monkeypatch, pg_dsn)
+    added = soothe("goals", "add", "list the items", "--done-when", "names every item")
+    assert added.out == "added G1\n", added
+    brain.add("PlanGeneration", {"steps": [{"id": "S-01", "description": "list them"}]})
+    brain.step("S-01", "The items are: a, b.")
+    brain.always["StatusAssessment"] = {
+        "status": "done",
+        "goal_progress": "complete",
+        "require_goal_completion": True,
+    }
+    brain.always["complete"] = "The items are: a, b."
+    brain.add("Verification", FakeReply(hang=True))
+    verifying = threading.Event()
+    brain.on("Verification", verifying.set)
+    model = ["--provider", "ollama", "--base-url", env.url, "--model", "llama3.2"]
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "soothe", "worker", "--idle-exit", "1", *model],
+        cwd=env.workspace,
+        env=env.environ(**variables, SOOTHE_DATA_DIR=str(env.home / "worker-data")),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_for(verifying, worker, timeout=60)
+    assert soothe("goals", "cancel", "G1").out == "G1 cancelled\n"
+    out, err = worker.communicate(timeout=30)
+    assert worker.returncode == 0, err
+    assert out.splitlines()[0] == "G1 cancelled", (out, err)
+    assert json.loads(soothe("goals", "show", "G1", "--json").out)["status"] == "cancelled"

@@ -102,6 +102,16 @@ async def _follow(session: Any, goal_id: str, work: asyncio.Task[str], every: fl
     return False
 
 
+def _changed_elsewhere(context: Any, goal_id: str) -> bool:
+    """On a shared store: the goal, as last read, is no longer running here."""
+    if not context.shared:
+        return False
+    return not context.has_goal(goal_id) or context.get_goal(goal_id).status not in (
+        "active",
+        "validated",
+    )
+
+
 async def _put_back_steps(context: Any, goal_id: str) -> None:
     """Steps of a goal stopped from outside that were running go back to pending (a
     resumed goal runs them again)."""
@@ -151,6 +161,10 @@ async def work(
                 if isinstance(exc, asyncio.CancelledError) and not task.cancelled():
                     raise  # this worker is stopping
                 stopped = follower.done() and not follower.cancelled() and follower.result()
+                if not stopped and isinstance(exc, ContextError):
+                    # a move refused because the follower has read in a change made
+                    # elsewhere (e.g. validating a goal cancelled meanwhile)
+                    stopped = _changed_elsewhere(session.context, claim.goal_id)
                 if not stopped:  # not stopped from outside
                     if isinstance(exc, ContextError):
                         raise

@@ -12,6 +12,7 @@ from tests.acp_agent.client import Recorder, acp_process, stderr_of
 from tests.acp_agent.test_acp_process import SIMPLE, _call, _plan
 from tests.fakes.brain import Brain
 from tests.fakes.cli_harness import TRACEBACK, Env, brain, env, fake
+from tests.fakes.ollama_server import FakeOllamaServer
 
 __all__ = ["brain", "env", "fake"]  # fixtures
 
@@ -67,7 +68,12 @@ def test_advertised_modes_options_and_allow_always(brain: Brain, env: Env) -> No
     assert TRACEBACK not in stderr_of(env), stderr_of(env)
 
 
-def test_the_autonomous_mode_takes_the_autonomous_route(brain: Brain, env: Env) -> None:
+def test_the_autonomous_mode_takes_the_autonomous_route(
+    brain: Brain, env: Env, fake: FakeOllamaServer
+) -> None:
+    """The mode and the model chosen through the session's config options are what the
+    next prompt runs with."""
+    fake.add_model("qwen3:0.6b")
     brain.add("GoalDecomposition", {"subgoals": [], "reasoning": "one piece"})
     brain.add("PlanGeneration", _plan("list the files"))
     brain.step("S-01", _call("list_dir", path="."))
@@ -79,7 +85,12 @@ def test_the_autonomous_mode_takes_the_autonomous_route(brain: Brain, env: Env) 
     async def drive() -> None:
         async with acp_process(env, recorder) as (conn, _proc):
             made = await conn.new_session(cwd=str(env.workspace), mcp_servers=[])
+            (model,) = [o for o in made.config_options if o.id == "model"]
+            assert [o.value for o in model.options] == ["llama3.2", "qwen3:0.6b"]
             await conn.set_session_mode(session_id=made.session_id, mode_id="autonomous")
+            await conn.set_config_option(
+                config_id="model", session_id=made.session_id, value="qwen3:0.6b"
+            )
             done = await conn.prompt(
                 session_id=made.session_id, prompt=[{"type": "text", "text": "tidy the folder"}]
             )
@@ -87,6 +98,7 @@ def test_the_autonomous_mode_takes_the_autonomous_route(brain: Brain, env: Env) 
 
     asyncio.run(asyncio.wait_for(drive(), 90))
     assert brain.kinds()[0] == "GoalDecomposition"  # not a Classification: the route
+    assert {body["model"] for body in fake.chat_requests()} == {"qwen3:0.6b"}
     assert "The folder is empty: nothing to tidy." in recorder.text("agent_message_chunk")
     assert brain.unscripted == [] and brain.leftover() == {}
     assert [u.kind for u in recorder.of("tool_call")] == ["read"]

@@ -235,7 +235,7 @@ class SootheAgent:
                 self._models = await session.list_models()
             except Exception as exc:  # the server's list is a nicety: the current one
                 log.warning("models: %s", one_line(str(exc), 200))
-        names = list(dict.fromkeys([current, *self._models])) if current else self._models
+        names = _model_names(current, self._models)
         mode = SessionConfigOptionSelect(
             id="mode",
             name="Mode",
@@ -346,6 +346,20 @@ class SootheAgent:
                     with contextlib.suppress(Exception):
                         await _forget_if_empty(session, state.id)
         await self.host.close()
+
+
+def _model_names(current: str, served: list[str]) -> list[str]:
+    """The configured model first, then the server's others (Ollama's ``NAME:latest`` is
+    ``NAME``: listed once)."""
+
+    def same(a: str, b: str) -> bool:
+        return a.removesuffix(":latest") == b.removesuffix(":latest")
+
+    names = [current] if current else []
+    for name in served:
+        if not any(same(name, n) for n in names):
+            names.append(name)
+    return names
 
 
 async def _forget_if_empty(session: Session, thread_id: str) -> None:

@@ -279,6 +279,7 @@ class SootheAgent:
             if self.host.session is None or self._busy():
                 raise RequestError.invalid_request({"details": "the model changes between runs"})
             await self.host.session.set_model(value.strip())
+            self.host.base.model.name = value.strip()  # kept if another cwd rebuilds it
         else:
             raise RequestError.invalid_params({"configId": config_id, "value": value})
         return SetSessionConfigOptionResponse(config_options=await self._options(state))

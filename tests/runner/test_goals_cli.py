@@ -162,6 +162,7 @@ def test_resume_of_a_pending_goal_and_usage_errors(soothe: Soothe) -> None:
         "not `soothe goals cancel`",
         ("show", "G1", "--on", "G2"): "--on goes with `soothe goals depend` and "
         "`soothe goals undepend`, not `soothe goals show`",
+        ("add", "two", "--priority", "120"): "priority 120 is outside 0-100",
     }
     for args, line in usage.items():
         r = soothe("goals", *args)

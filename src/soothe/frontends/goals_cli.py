@@ -217,10 +217,12 @@ async def _add(session: Any, args: Any) -> int:
     if context.get_thread(thread_id) is None:
         raise Refused(f"no thread '{one_line(thread_id, 40)}' (see `soothe threads`)")
     priority = 50 if args.priority is None else args.priority
+    if not 0 <= priority <= 100:
+        raise Refused(f"priority {priority} is outside 0-100", 2)
     criteria = [c.strip() for c in getattr(args, "done_when", None) or [] if c.strip()]
     goal = await context.create_goal(
         words[0],
-        priority=max(0, min(100, priority)),
+        priority=priority,
         depends_on=after,
         thread_id=thread_id,
         source="user",

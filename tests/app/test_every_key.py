@@ -35,6 +35,7 @@ import soothe.app
 import soothe.widgets
 from soothe.app.main import SootheApp
 from soothe.app.screens.dialogs import ConfirmDialog
+from soothe.app.screens.goals import DependencyDialog
 from soothe.app.screens.main import MainScreen
 from soothe.app.screens.requests import ApprovalModal, ClarificationModal
 from soothe.widgets.goal_tree import NodeRef
@@ -341,16 +342,29 @@ async def test_every_key_on_a_finished_thread(
 ) -> None:
     caplog.set_level(logging.ERROR)
     readme_flow(rig.brain)
+    readme_flow(rig.brain, final="Soothe keeps every goal.")
     app = rig.app()
     async with app.run_test(size=size) as pilot:
         await ready(app, pilot)
         await send(app, pilot, "Summarise the README")
         await settle(app, pilot)
+        await send(app, pilot, "Summarise the README again")  # d has a goal to offer
+        await settle(app, pilot)
         goals = app.session.goals()
-        assert goals, "the request made a goal"
+        assert len(goals) == 2, "each request made a goal"
         app.main.goal_tree.show_ref(NodeRef("goal", goals[0].id))  # its keys act on it
         await settle(app, pilot)
         presser = Presser(app, pilot, caplog, EXPLORED.setdefault("finished thread", set()))
+        if DependencyDialog not in presser.explored:  # d on a goal: the dependency picker
+            tree = app.main.goal_tree
+            tree.show_ref(NodeRef("goal", goals[0].id))
+            await presser.focus(tree)
+            await settle(app, pilot)
+            await presser.press("d", "finished thread: the goal tree on G1")
+            assert isinstance(app.screen, DependencyDialog), type(app.screen)
+            presser.explored.add(DependencyDialog)
+            await presser.inside(app.screen, tree, "d", "finished thread -> d")
+            await presser.back_to_main("finished thread -> d")
         await presser.every_key("finished thread")
         await settle(app, pilot)
         presser.alive("finished thread, settled")

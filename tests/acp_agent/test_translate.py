@@ -216,3 +216,10 @@ def test_only_protocol_frames_reach_stdout() -> None:
     )
     assert done.stdout == '{"jsonrpc": "2.0"}\n'
     assert done.stderr.splitlines() == ["stray print", "child output"]
+
+
+def test_a_step_whose_text_is_the_answer_is_sent_once(tmp_path: Path) -> None:
+    t = _translator(tmp_path)
+    assert t.updates(ev.StepToken(text="It is  4.\n", **IDS)) == []
+    (answer,) = t.updates(ev.FinalAnswer(text="It is 4.", thread_id="T1", goal_id="G1"))
+    assert (answer.session_update, answer.content.text) == ("agent_message_chunk", "It is 4.")

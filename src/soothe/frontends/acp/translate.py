@@ -96,7 +96,13 @@ class Translator:
             return []
         if event.step_id is not None:
             before = self.flush((event.goal_id, event.step_id))
-        elif isinstance(event, ev.FinalAnswer | ev.RunFailed | ev.RunFinished):
+        elif isinstance(event, ev.FinalAnswer):
+            # a step whose text is the answer: the answer says it, once (as the app shows)
+            for key, text in list(self.step_text.items()):
+                if key[0] == event.goal_id and _same_text(text, event.text):
+                    del self.step_text[key]
+            before = self.flush()
+        elif isinstance(event, ev.RunFailed | ev.RunFinished):
             before = self.flush()
         else:
             before = []
@@ -257,6 +263,10 @@ class Translator:
         else:
             rest = ("\n\n" if streamed else "") + final
         return [acp.update_agent_message_text(plain(rest))]
+
+
+def _same_text(a: str, b: str) -> bool:
+    return " ".join(a.split()) == " ".join(b.split())
 
 
 def questions_text(questions: Sequence[str]) -> str:

@@ -132,6 +132,7 @@ async def test_steer_reaches_the_next_assessment_and_stays_on_reopen(rig: Rig) -
     # the next assessment's prompt (what the model received) carries the note
     (assessment,) = rig.brain.user_prompts("StatusAssessment")
     assert STEERING_TITLE in assessment and "- Use British spelling" in assessment
+    assert assessment.count("Use British spelling") == 1, "once: not again in the ledger"
     reopened = rig.app(thread_id)
     async with reopened.run_test(size=(120, 40)) as pilot:
         await ready(reopened, pilot)

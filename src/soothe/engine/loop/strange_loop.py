@@ -239,6 +239,11 @@ class StrangeLoop:
         goal = self.context.get_goal(goal_id)
         extras = self._extras.get(loop_id, LoopExtras())
         bundle = self.context.project(goal_id)
+        # the user's notes have their own part (steering, kept when the window is tight):
+        # not again in the ledger lines
+        bundle = bundle.model_copy(
+            update={"ledger": [line for line in bundle.ledger if line.phase != STEER_PHASE]}
+        )
         steps = [
             f"- {s.id} [{s.status}] {clip(s.description, 100)}"
             + (f" => {clip(s.result_summary or '', 200)}" if s.result_summary else "")

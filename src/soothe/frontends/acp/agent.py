@@ -136,8 +136,8 @@ class SootheAgent:
         from acp.schema import NewSessionResponse
 
         session = await self._engine(cwd, mcp_servers)
-        session.thread_id = ""
-        thread_id = await session.ensure_thread("")
+        # a thread of its own (the Session's current one is left to a run going on)
+        thread_id = await session.runner.ensure_thread(None, "")
         state = self._state(session, thread_id, cwd, mcp_servers)
         state.created = True
         await self._announce(state)

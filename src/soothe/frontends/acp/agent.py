@@ -123,10 +123,9 @@ class SootheAgent:
         return list(session.context.step_dag(goal_id).steps.values())
 
     def _state(self, session: Session, thread_id: str, cwd: str, servers: Any) -> AcpSession:
-        steps_of = self._steps_of
-
         workspace = session.settings.tools.resolved_workspace()
-        state = AcpSession(thread_id, cwd, list(servers or []), Translator(workspace, steps_of))
+        translator = Translator(workspace, self._steps_of)
+        state = AcpSession(thread_id, cwd, list(servers or []), translator)
         self.sessions[thread_id] = state
         return state
 
@@ -170,6 +169,8 @@ class SootheAgent:
                 continue
             for update in replay.updates(event):
                 await self._send(session_id, update)
+        for update in replay.flush():  # a step's text the transcript ends in (a cancel)
+            await self._send(session_id, update)
         plan = replay.plan()
         if plan is not None:
             await self._send(session_id, plan)

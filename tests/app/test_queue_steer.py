@@ -9,6 +9,7 @@ conversation, and still there when the thread is reopened.
 
 from __future__ import annotations
 
+from soothe.app.screens.dialogs import ConfirmDialog
 from soothe.app.screens.goals import GoalInputDialog
 from soothe.app.view_state import CONVERSATION
 from soothe.engine.loop.planner import STEERING_TITLE
@@ -20,6 +21,7 @@ from tests.app.real_harness import (
     classify,
     plan,
     ready,
+    screen_text,
     send,
     settle,
     step,
@@ -109,6 +111,32 @@ async def test_an_interrupted_run_holds_the_queue(rig: Rig) -> None:
         await until(lambda: rig.brain.count("Classification") == 2, pilot)
         await settle(app, pilot)
         assert user_lines(app)[-1] == "Second request" and app.queued == []
+
+
+async def test_quitting_with_a_queue_asks_first(rig: Rig) -> None:
+    """ctrl+q with requests still queued (held after an interrupt) asks first and says
+    they will not be sent; no keeps the app and the queue; yes quits."""
+    held = held_goal(rig.brain)
+    app = rig.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await send(app, pilot, "First request")
+        await wait_event(held.reached, pilot)
+        await send(app, pilot, "Second request")
+        await pilot.press("escape")
+        held.release.set()
+        await until(lambda: not app._run_going(), pilot)
+        await settle(app, pilot)
+        await pilot.press("ctrl+q")
+        await until(lambda: isinstance(app.screen, ConfirmDialog), pilot)
+        assert "1 queued request will not be sent" in screen_text(app)
+        assert "Second request" in app.prompt.past  # up brings it back
+        await pilot.press("n")
+        assert app.is_running and app.queued == ["Second request"]
+        await pilot.press("ctrl+q")
+        await until(lambda: isinstance(app.screen, ConfirmDialog), pilot)
+        await pilot.press("y")
+        await until(lambda: not app.is_running, pilot)
 
 
 async def test_steer_reaches_the_next_assessment_and_stays_on_reopen(rig: Rig) -> None:

@@ -234,7 +234,8 @@ class RunControl(_Base):
     async def action_quit(self) -> None:
         """ctrl+q: during a run, ask first (the run is interrupted if the answer is yes).
         An app whose engine could not start exits 1: the session did not work."""
-        if self._run_worker is None or self._run_worker.is_finished:
+        going = self._run_going()
+        if not going and not self.queued:
             self.exit(return_code=1 if self.engine_failed else 0)
             return
         from soothe.app.screens.dialogs import ConfirmDialog
@@ -244,10 +245,11 @@ class RunControl(_Base):
 
         def confirmed(yes: bool | None) -> None:
             if yes:
-                self.action_interrupt()
+                if self._run_going():
+                    self.action_interrupt()
                 self.exit()
 
-        self.push_screen(ConfirmDialog("A run is in progress. Interrupt it and quit?"), confirmed)
+        self.push_screen(ConfirmDialog(quit_question(going, len(self.queued))), confirmed)
 
     def _busy(self) -> bool:
         if self.engine_failed:
@@ -320,6 +322,7 @@ class RunControl(_Base):
         self.main.status.set(running=False, elapsed=elapsed)
         was_running, self.running = self.running, False
         self.refresh_bindings()
+        pass
         if was_running and waited is not None and waited >= RUN_WORTH_TELLING_S:
             self.alert("Soothe", "the run has ended")
 
@@ -333,3 +336,16 @@ class RunControl(_Base):
         driver = self._driver
         if driver is not None and not self.is_headless:
             driver.write(text)
+
+
+def quit_question(run_going: bool, queued: int) -> str:
+    """What ctrl+q asks while a run goes or requests wait in the queue (they stay in the
+    prompt's history: up brings them back)."""
+    parts = ["A run is in progress."] if run_going else []
+    if queued:
+        what = "request" if queued == 1 else "requests"
+        parts.append(
+            f"{queued} queued {what} will not be sent (up in the prompt brings them back)."
+        )
+    action = "Interrupt it and quit?" if run_going else "Quit?"
+    return " ".join([*parts, action])

@@ -1,11 +1,14 @@
 """``soothe acp`` as a subprocess, driven by the ``acp`` package's client side against
 the fake Ollama: the handshake, a grounded answer with its tool calls, a write allowed
 and a write rejected, a prompt cancelled, and the session loaded in a new process with
-its history replayed and its paused goal resumed. Three process starts in all."""
+its history replayed and its paused goal resumed. make test starts one process (the
+first test); the second (two starts) is in make test-acp (marker ``acp``)."""
 
 from __future__ import annotations
 
 import asyncio
+
+import pytest
 
 from tests.acp_agent.client import Recorder, acp_process, stderr_of
 from tests.fakes._base import FakeReply
@@ -137,6 +140,7 @@ def _check_rejected(recorder: Recorder, env: Env) -> None:
     assert recorder.text("agent_message_chunk") == ("I could not write NOTES2.md: you rejected it.")
 
 
+@pytest.mark.acp  # two process starts: make test-acp (make test keeps the one above)
 def test_cancel_then_load_in_a_new_process_replays_and_resumes(brain: Brain, env: Env) -> None:
     """A prompt cancelled mid-step ends ``cancelled`` with its step suspended; a new
     process loads the session with its history replayed, ``/resume`` finishes the goal,

@@ -6,6 +6,8 @@ same rows for a step-answer goal, an undone edit and a faulted run."""
 
 from __future__ import annotations
 
+import asyncio
+from functools import partial
 from typing import Any
 
 import pytest
@@ -139,6 +141,28 @@ async def test_an_undo_in_the_app_is_kept_with_the_thread(rig: Rig) -> None:
     again, counts_again = await reopen(rig, thread)
     assert again == live, "\n".join(again)
     assert counts_again == counts
+
+
+async def test_soothe_undo_on_the_command_line_is_kept_with_the_thread(rig: Rig) -> None:
+    """`soothe undo` (no app running) puts the file back and leaves the same record the
+    app's /undo leaves: the reopened thread shows it."""
+    from soothe.frontends.undo_cli import run_undo
+
+    write_flow(rig)
+    app = rig.app()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await send(app, pilot, "Rewrite the README")
+        await settle(app, pilot)
+        thread = app.session.thread_id
+    assert (rig.workspace / "README.md").read_text() == "x\n"
+    undo = partial(run_undo, rig.settings, thread=None, all_runs=False, step=None)
+    code = await asyncio.to_thread(undo, list_only=False, force=False)
+    assert code == 0 and (rig.workspace / "README.md").read_text() != "x\n"
+    again, _counts = await reopen(rig, thread)
+    assert "undo: put back what the last run changed restored README.md" in joined(again), (
+        "\n".join(again)
+    )
 
 
 def faulted_flow(rig: Rig) -> None:

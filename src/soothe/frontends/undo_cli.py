@@ -5,16 +5,25 @@ last that changed a file there, and files elsewhere are left as they are.
 
 Reads the journal in the data dir (``journal.db``) and puts back the files the agent
 changed, newest first (engine/agent/undo.py). No models, no session: it works beside a
-stopped app; run it when no run of that thread is going on.
+stopped app; run it when no run of that thread is going on. What it did is kept with the
+thread (an ``undo.applied`` record in its transcript, as ``/undo`` in the app keeps it),
+so the reopened thread shows it; when the data dir is busy, a note on stderr says the
+thread keeps no record.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from soothe.engine.config import Settings
-from soothe.engine.sanitize import visible
+from soothe.engine.sanitize import one_line, visible
+
+if TYPE_CHECKING:
+    from soothe.engine.agent.undo import UndoReport
 
 
 def run_undo(
@@ -76,6 +85,50 @@ def run_undo(
             )
         for command in report.commands:
             print(f"cannot undo the command {command!r}: commands are not reversible")
+        if report.restored or report.refused or report.commands:
+            _keep_with_thread(settings, thread_id, report)
         return 1 if report.refused else 0
     finally:
         journal.close()
+
+
+def _keep_with_thread(settings: Settings, thread_id: str, report: UndoReport) -> None:
+    """The undo as a record of the thread's transcript (the event the app's ``/undo``
+    publishes), so a reopened thread shows it where it happened."""
+    try:
+        asyncio.run(_append(settings, thread_id, report))
+    except Exception as exc:  # the files are back either way: say only what is missing
+        print(
+            f"note: thread {thread_id} keeps no record of this undo: {one_line(str(exc), 200)}",
+            file=sys.stderr,
+        )
+
+
+async def _append(settings: Settings, thread_id: str, report: UndoReport) -> None:
+    from soothe.engine.events import UndoApplied
+    from soothe.engine.session import Session
+
+    where = settings.tools.resolved_workspace()
+
+    def named(path: str) -> str:
+        try:
+            return str(Path(path).relative_to(where))
+        except ValueError:
+            return path
+
+    event = UndoApplied(
+        thread_id=thread_id,
+        restored=[named(p) for p in report.restored],
+        refused=[f"{named(p)}: {why}" for p, why in report.refused],
+        commands=list(report.commands),
+    )
+    session = Session(settings)
+    await session.open_storage()
+    try:
+        if session.context.get_thread(thread_id) is None:
+            return  # changes of a thread since deleted: nothing to keep them with
+        with session._exclusive():
+            record = json.dumps({"event": event.model_dump(mode="json")})
+            await session.context.append_transcript(thread_id, [record])
+    finally:
+        await session.close()

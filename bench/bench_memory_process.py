@@ -173,17 +173,26 @@ def main(checkpoints: list[int], dump: Path | None, trace: bool) -> None:
 
 
 def report_heap(dump: Path) -> None:
-    """Each checkpoint's heap figures (app/memdump.heap): RSS, Python's blocks, glibc's
-    heap in use and free-but-kept, in MB."""
-    mb = ("VmRSS", "RssAnon", "RssFile")  # kB
-    raw = ("arena", "hblkhd", "uordblks", "fordblks")  # bytes
-    print("heap at each checkpoint (MB; pyblocks: Python's allocated blocks):")
-    print("  " + " ".join(f"{name:>9}" for name in ("pyblocks", *mb, *raw)))
+    """Each checkpoint's heap figures (app/memdump.heap): RSS; Python's allocated blocks
+    before and after a full collection, the garbage it found and how many full
+    collections the app had run; glibc's heap in use and free-but-kept (MB)."""
+    columns = [
+        ("VmRSS", "VmRSS", 1024),
+        ("blocks", "pyblocks", 0),
+        ("gc_found", "gc_found", 0),
+        ("full_gcs", "gc_full_runs", 0),
+        ("blocks_gc", "after_gc_pyblocks", 0),
+        ("malloc", "after_gc_uordblks", 2**20),
+        ("kept_free", "after_gc_fordblks", 2**20),
+    ]
+    print("heap at each checkpoint (MB; blocks: Python's allocated blocks):")
+    print("  " + " ".join(f"{title:>10}" for title, _, _ in columns))
     for path in sorted(dump.glob("heap-*.txt")):
         values = dict(line.split(" ", 1) for line in path.read_text().splitlines() if line)
-        cells = [f"{int(values.get('pyblocks', 0)):>9d}"]
-        cells += [f"{int(values.get(name, 0)) / 1024:>9.1f}" for name in mb]
-        cells += [f"{int(values.get(name, 0)) / 2**20:>9.1f}" for name in raw]
+        cells = []
+        for _, key, unit in columns:
+            value = int(values.get(key, "0").split()[0])
+            cells.append(f"{value / unit:>10.1f}" if unit else f"{value:>10d}")
         print("  " + " ".join(cells))
 
 

@@ -151,6 +151,9 @@ class SootheBase(App[None]):
     def alert(self, title: str, body: str) -> None:
         """A bell or desktop notification (``app/runs.py``)."""
 
+    def collect_after_run(self) -> None:
+        """A run ended: its garbage is collected (``app/boot.py``)."""
+
     def sync_server_state(self) -> None:
         """The status line (and, in ``app/boot.py``, the no-server notice) follow the
         session's provider status."""

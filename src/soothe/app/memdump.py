@@ -95,12 +95,20 @@ def install() -> bool:
     taken = [0]
 
     def dump(signum: int, frame: FrameType | None) -> None:
+        import gc
+
         taken[0] += 1
+        before = heap()  # before the census's collection: what garbage it found
+        pending = gc.get_count()
+        found = gc.collect()
+        before += [f"gc_pending {pending[0]} {pending[1]} {pending[2]}", f"gc_found {found}"]
+        before += [f"gc_full_runs {gc.get_stats()[2]['collections']}"]
         lines = [f"{n} {name}" for n, name in census()]
         if tracemalloc.is_tracing():  # written first: the census says the dump is done
             snapshot = tracemalloc.take_snapshot()
             snapshot.dump(str(folder / f"snapshot-{taken[0]:03d}.pickle"))
-        (folder / f"heap-{taken[0]:03d}.txt").write_text("\n".join(heap()) + "\n")
+        after = [f"after_gc_{line}" for line in heap()]
+        (folder / f"heap-{taken[0]:03d}.txt").write_text("\n".join(before + after) + "\n")
         (folder / f"census-{taken[0]:03d}.txt").write_text("\n".join(lines) + "\n")
 
     signal.signal(signal.SIGUSR1, dump)

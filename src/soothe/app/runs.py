@@ -322,7 +322,7 @@ class RunControl(_Base):
         self.main.status.set(running=False, elapsed=elapsed)
         was_running, self.running = self.running, False
         self.refresh_bindings()
-        pass
+        self.collect_after_run()
         if was_running and waited is not None and waited >= RUN_WORTH_TELLING_S:
             self.alert("Soothe", "the run has ended")
 

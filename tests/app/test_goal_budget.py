@@ -84,6 +84,11 @@ async def test_a_goal_at_its_token_cap_is_suspended_and_resumes_with_the_cap_rai
         rig.brain.add("StatusAssessment", assess("done", progress="complete"))
         rig.brain.add("complete", "The folder holds a.txt.")
         await on_goal(app, pilot, "G1")
+        await pilot.press("r")  # r (make it ready again) makes the same offer
+        await until(lambda: isinstance(app.screen, BudgetDialog), pilot)
+        await pilot.press("escape")  # cancelled: nothing changes
+        await until(lambda: not isinstance(app.screen, BudgetDialog), pilot)
+        assert app.handler.goals["G1"].status == "suspended"
         await pilot.press("s")
         await until(lambda: isinstance(app.screen, BudgetDialog), pilot)
         offered = app.screen.query_one("#budget-text").value

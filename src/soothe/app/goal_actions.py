@@ -193,6 +193,8 @@ class GoalActions(_Base):
         self.call_session(lambda s: s.toggle_suspend(goal.id), what=f"suspend {goal.id}")
 
     def _retry_goal(self, goal: GoalView) -> None:
+        if resume_at_cap(self, goal):  # r on a goal suspended at a cap: the same offer
+            return
         self.call_session(lambda s: s.retry_goal(goal.id), what=f"retry {goal.id}")
 
     def _shift_priority(self, goal: GoalView, step: int) -> None:

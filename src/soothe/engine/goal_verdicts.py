@@ -7,9 +7,12 @@ the export's ``plain``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from soothe.engine.glyphs import VERDICT_GLYPHS
-from soothe.engine.goal_contract import Criterion
+
+if TYPE_CHECKING:  # pydantic is not loaded before the first frame
+    from soothe.engine.goal_contract import Criterion
 
 
 def verdict_mark(criterion: Criterion) -> str:

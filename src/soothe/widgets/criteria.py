@@ -6,15 +6,17 @@ criterion per line; ctrl+s saves it)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import TextArea
 
-from soothe.engine.goal_contract import Criterion
 from soothe.engine.goal_verdicts import criterion_line, verdict_mark, verdict_summary
+
+if TYPE_CHECKING:  # pydantic is not loaded before the first frame
+    from soothe.engine.goal_contract import Criterion
 
 MARK_STYLES = {"met": "$success", "unmet": "$error", "unknown": "$warning"}
 

@@ -14,6 +14,7 @@ cards' headers to draw their counts and the footer to recompose.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
@@ -24,10 +25,13 @@ from textual.screen import Screen
 from textual.widgets._collapsible import CollapsibleTitle
 
 from soothe.app.main import SootheApp
+from soothe.app.screens.budget import BudgetDialog
+from soothe.app.screens.criteria import CriteriaDialog
 from soothe.app.screens.dialogs import ConfirmDialog, EvidenceDialog
 from soothe.app.screens.goals import DependencyDialog, GoalDetailDialog, GoalInputDialog
 from soothe.app.screens.help import HelpScreen
 from soothe.app.screens.requests import ApprovalModal, ClarificationModal
+from soothe.engine.goal_contract import GoalBudget
 from soothe.widgets.footer import SteadyFooter
 from soothe.widgets.goal_tree import NodeRef
 from soothe.widgets.pasted import PastedRequest
@@ -117,6 +121,24 @@ def releases() -> Iterator[list[Pause]]:
         pause.release.set()
 
 
+class StillMonotonic:
+    """``time`` with ``monotonic`` standing still: a goal's time spend (its budget's clock)
+    is 0 s on screen instead of the second or two a loaded machine takes."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+    @staticmethod
+    def monotonic() -> float:
+        return 1000.0
+
+
+@pytest.fixture(autouse=True)
+def _still_spend(monkeypatch: pytest.MonkeyPatch) -> None:
+    for module in ("soothe.engine.context.spend", "soothe.engine.context.goals"):
+        monkeypatch.setattr(f"{module}.time", StillMonotonic())
+
+
 @pytest.fixture(autouse=True)
 def _scripted(brain: Brain) -> Iterator[None]:
     """Every model call a shot made was scripted: the screen shows what the test meant."""
@@ -154,6 +176,11 @@ async def mid_stream(app: SootheApp, pilot: Pilot[Any], first: Pause, second: Pa
     await wait_event(first.reached, pilot)
     await wait_event(second.reached, pilot)
     await shown(app, pilot, "The README describes a small", "Green checks at dawn")
+
+
+def goal_status(app: SootheApp, goal_id: str) -> str:
+    goal = app.handler.goals.get(goal_id)
+    return goal.status if goal else ""
 
 
 def step_status(app: SootheApp, goal_id: str, step_id: str) -> str:
@@ -536,18 +563,23 @@ def test_help(snap_compare: Any, rig: Rig, size: tuple[int, int]) -> None:
 
 
 def test_command_palette(snap_compare: Any, rig: Rig, size: tuple[int, int]) -> None:
-    """ctrl+p after a run: the palette's entries (goals, threads, actions, themes)."""
+    """ctrl+p after a run, "soothe-" typed: the four themes to pick from."""
     readme_flow(rig.brain)
     app = rig.app()
 
     async def stage(pilot: Pilot[Any]) -> None:
-        from textual.command import CommandList, CommandPalette
+        from textual.command import CommandInput, CommandList, CommandPalette
 
         await readme_done(app, pilot)
         await pilot.press("ctrl+p")
         await until(lambda: isinstance(app.screen, CommandPalette), pilot)
         palette = app.screen
-        await until(lambda: palette.query_one(CommandList).option_count > 0, pilot)
+        # a search that one provider answers: hits of equal score (every discovery hit
+        # scores 0) show in the order their providers answer, which differs run to run
+        field = palette.query_one(CommandInput)
+        field.cursor_blink = False  # Textual's own input: the app's animate=False misses it
+        field.value = "soothe-"  # one search, not one per key: the themes
+        await until(lambda: palette.query_one(CommandList).option_count > 1, pilot)
         await until(lambda: all(w.is_finished for w in app.workers), pilot)  # its search
         await still(app, pilot)
 
@@ -718,3 +750,191 @@ def test_theme_mid_stream(
     releases += [first, second]
     app = rig.app()
     shot(snap_compare, app, size, lambda p: mid_stream(app, p, first, second))
+
+
+# --- issue 33: done-when criteria and budgets ------------------------------------------------
+
+CRITERION = "the README names Soothe"
+
+
+def verified_flow(rig: Rig) -> None:
+    """G1 with two criteria and a budget, run with ctrl+r: the verifier finds both met,
+    the first on evidence E-G1-1."""
+    brain = rig.brain
+    brain.add("PlanGeneration", plan(step("S-01", "Read README.md")))
+    brain.step("S-01", "Soothe is a terminal workbench.")
+    brain.add("StatusAssessment", assess("done", progress="complete"))
+    brain.add("complete", "Soothe is a terminal workbench.")
+    met = {"number": 1, "verdict": "met", "reason": "the README's title", "evidence": ["E-G1-1"]}
+    brain.add(
+        "Verification",
+        {"criteria": [met, {"number": 2, "verdict": "met", "reason": "six words"}]},
+    )
+
+
+async def verified(app: SootheApp, pilot: Pilot[Any]) -> None:
+    await ready(app, pilot)
+    session = app.require_session()
+    criteria = [CRITERION, "the summary is under 50 words"]
+    budget = GoalBudget(calls=40, tokens=200_000)
+    await session.add_goal("Say what the README is about", criteria=criteria, budget=budget)
+    await settle(app, pilot)
+    await pilot.press("ctrl+r")
+    await until(lambda: session.context.get_goal("G1").status == "completed", pilot)  # type: ignore[attr-defined]
+    await settle(app, pilot)
+    tree = app.main.goal_tree
+    tree.focus()
+    tree.show_ref(NodeRef("goal", "G1"))
+    await settle(app, pilot)
+
+
+def test_goal_verified_view(snap_compare: Any, rig: Rig, size: tuple[int, int]) -> None:
+    """A goal with done-when criteria and a budget, verified (unmet, sent back, then met
+    and unknown): its view, selected in the tree."""
+    verified_flow(rig)
+    app = rig.app()
+
+    async def stage(pilot: Pilot[Any]) -> None:
+        await verified(app, pilot)
+        await still(app, pilot)
+
+    shot(snap_compare, app, size, stage)
+    assert rig.brain.leftover() == {}  # the screen shows what the script meant
+
+
+def test_goal_verified_details(snap_compare: Any, rig: Rig, size: tuple[int, int]) -> None:
+    """enter on it: the details with the Done when block (✓ ? and the evidence id) and
+    the budget line (spent against the caps)."""
+    verified_flow(rig)
+    app = rig.app()
+
+    async def stage(pilot: Pilot[Any]) -> None:
+        await verified(app, pilot)
+        await pilot.press("enter")
+        await on_top(app, pilot, GoalDetailDialog)
+
+    shot(snap_compare, app, size, stage)
+    assert rig.brain.leftover() == {}  # the screen shows what the script meant
+
+
+LOOPING = FakeReply(tool_calls=[{"name": "list_dir", "args": {"path": "."}}], usage=(3000, 20))
+
+
+def test_budget_running(snap_compare: Any, rig: Rig, size: tuple[int, int]) -> None:
+    """A goal with a token cap, its step's call held: the status line shows its spend
+    against the cap."""
+    rig.configure(goals={"budget": "tokens=10k"})
+    one_step(rig, "List the files")
+    rig.brain.always["step:S-01"] = LOOPING
+    gate = rig.brain.hold("step:S-01")
+    app = rig.app()
+
+    async def stage(pilot: Pilot[Any]) -> None:
+        await ready(app, pilot)
+        await send(app, pilot, "List the files")
+        await wait_event(rig.brain.seen("step:S-01"), pilot)
+        await until(lambda: "G1 tokens" in str(app.main.status.render()), pilot)
+        await still(app, pilot)
+
+    try:
+        shot(snap_compare, app, size, stage)
+    finally:
+        gate.set()
+
+
+async def capped(app: SootheApp, pilot: Pilot[Any]) -> None:
+    await ready(app, pilot)
+    await send(app, pilot, "List the files")
+    await until(lambda: goal_status(app, "G1") == "suspended", pilot, timeout=20)
+    await settle(app, pilot)
+    tree = app.main.goal_tree
+    tree.focus()
+    tree.show_ref(NodeRef("goal", "G1"))
+    await settle(app, pilot)
+
+
+def capped_flow(rig: Rig) -> None:
+    rig.configure(goals={"budget": "tokens=10k"})
+    one_step(rig, "List the files")
+    rig.brain.always["step:S-01"] = LOOPING
+
+
+def test_budget_reached(snap_compare: Any, rig: Rig, size: tuple[int, int]) -> None:
+    """The goal reached its token cap: suspended, naming the cap, in its view."""
+    capped_flow(rig)
+    app = rig.app()
+
+    async def stage(pilot: Pilot[Any]) -> None:
+        await capped(app, pilot)
+        app.clear_notifications()
+        await still(app, pilot)
+
+    shot(snap_compare, app, size, stage)
+
+
+def test_budget_reached_details(snap_compare: Any, rig: Rig, size: tuple[int, int]) -> None:
+    """enter on it: the budget line, spent against the cap, "reached tokens 10k"."""
+    capped_flow(rig)
+    app = rig.app()
+
+    async def stage(pilot: Pilot[Any]) -> None:
+        await capped(app, pilot)
+        app.clear_notifications()
+        await pilot.press("enter")
+        await on_top(app, pilot, GoalDetailDialog)
+
+    shot(snap_compare, app, size, stage)
+
+
+def test_budget_resume_dialog(snap_compare: Any, rig: Rig, size: tuple[int, int]) -> None:
+    """s on the capped goal: resume offers the cap raised."""
+    capped_flow(rig)
+    app = rig.app()
+
+    async def stage(pilot: Pilot[Any]) -> None:
+        await capped(app, pilot)
+        app.clear_notifications()
+        await pilot.press("s")
+        await on_top(app, pilot, BudgetDialog)
+
+    shot(snap_compare, app, size, stage)
+
+
+async def goal_with_contract(app: SootheApp, pilot: Pilot[Any]) -> None:
+    await ready(app, pilot)
+    await send(
+        app,
+        pilot,
+        f'/goal Summarise the README --done-when "{CRITERION}" --done-when "it is short"'
+        " --budget calls=40,tokens=200k,time=30m",
+    )
+    await until(lambda: "G1" in app.handler.goals, pilot)
+    await settle(app, pilot)
+    tree = app.main.goal_tree
+    tree.focus()
+    tree.show_ref(NodeRef("goal", "G1"))
+    await settle(app, pilot)
+
+
+def test_budget_dialog(snap_compare: Any, rig: Rig, size: tuple[int, int]) -> None:
+    """b on a goal added with /goal ... --budget: its caps, to edit."""
+    app = rig.app()
+
+    async def stage(pilot: Pilot[Any]) -> None:
+        await goal_with_contract(app, pilot)
+        await pilot.press("b")
+        await on_top(app, pilot, BudgetDialog)
+
+    shot(snap_compare, app, size, stage)
+
+
+def test_criteria_dialog(snap_compare: Any, rig: Rig, size: tuple[int, int]) -> None:
+    """e on a goal added with /goal ... --done-when: its criteria, one per line."""
+    app = rig.app()
+
+    async def stage(pilot: Pilot[Any]) -> None:
+        await goal_with_contract(app, pilot)
+        await pilot.press("e")
+        await on_top(app, pilot, CriteriaDialog)
+
+    shot(snap_compare, app, size, stage)

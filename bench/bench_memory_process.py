@@ -174,13 +174,15 @@ def main(checkpoints: list[int], dump: Path | None, trace: bool) -> None:
 
 def report_heap(dump: Path) -> None:
     """Each checkpoint's heap figures (app/memdump.heap): RSS; Python's allocated blocks
-    before and after a full collection, the garbage it found and how many full
-    collections the app had run; glibc's heap in use and free-but-kept (MB)."""
+    before and after a full collection, the garbage it found, how many full collections
+    the app had run and the longest since the last checkpoint (ms); glibc's heap in use
+    and free-but-kept (MB)."""
     columns = [
         ("VmRSS", "VmRSS", 1024),
         ("blocks", "pyblocks", 0),
         ("gc_found", "gc_found", 0),
         ("full_gcs", "gc_full_runs", 0),
+        ("gc_max_ms", "gc_full_ms_max", 0),
         ("blocks_gc", "after_gc_pyblocks", 0),
         ("malloc", "after_gc_uordblks", 2**20),
         ("kept_free", "after_gc_fordblks", 2**20),
@@ -191,7 +193,7 @@ def report_heap(dump: Path) -> None:
         values = dict(line.split(" ", 1) for line in path.read_text().splitlines() if line)
         cells = []
         for _, key, unit in columns:
-            value = int(values.get(key, "0").split()[0])
+            value = int(float(values.get(key, "0").split()[0]))
             cells.append(f"{value / unit:>10.1f}" if unit else f"{value:>10d}")
         print("  " + " ".join(cells))
 

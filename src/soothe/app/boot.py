@@ -42,6 +42,11 @@ day every 15 s)."""
 
 FULL_GC_DUE = 10
 """Young-generation collections after which a full one is due (CPython's default)."""
+RUN_END_DUE = 4
+"""... when a run ends (``idle_gc(run_ended=True)``). A full collection took 70-170 ms on
+average in the real process after 10-100 demo requests (a loaded machine); a run that
+allocated little leaves its garbage for the next one (a demo request made enough: 94 of
+100 ended with one)."""
 FULL_GC_OVERDUE = 200
 """... after which it runs even while a run streams (a very long run)."""
 IDLE_GC_CHECK_S = 2.0
@@ -72,13 +77,15 @@ def resume_gc() -> bool:
 def idle_gc(running: bool, *, run_ended: bool = False) -> bool:
     """The full collection CPython would have run by now, when the app is idle (or when
     it is long overdue); True if one ran. ``run_ended``: a run has just ended, and its
-    garbage goes now (when a younger collection has run since the last full one), as the
+    garbage goes now (after RUN_END_DUE younger collections since the last full one), as the
     idle tick rarely finds the app idle when requests follow one another: 20 demo
     requests sent back to back left 104,000 unreachable objects (~160,000 blocks) waiting
     for a full collection, and the process kept the memory they had taken. After a
     collection while idle, the freed heap pages go back to the system (``heap_trim``)."""
     due = gc.get_count()[2]
-    if due >= FULL_GC_OVERDUE or (not running and due >= (1 if run_ended else FULL_GC_DUE)):
+    if due >= FULL_GC_OVERDUE or (
+        not running and due >= (RUN_END_DUE if run_ended else FULL_GC_DUE)
+    ):
         gc.collect()
         if not running:
             heap_trim.trim()  # what it and the run freed goes back to the system

@@ -79,6 +79,26 @@ def mallinfo() -> dict[str, int]:
     return {name: int(getattr(info, name)) for name in names}
 
 
+def _time_full_collections() -> list[float]:
+    """The duration (ms) of each full collection from now on, in the list returned."""
+    import gc
+    import time
+
+    durations: list[float] = []
+    started = [0.0]
+
+    def timer(phase: str, info: dict[str, int]) -> None:
+        if info.get("generation") != 2:
+            return
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            durations.append((time.perf_counter() - started[0]) * 1000)
+
+    gc.callbacks.append(timer)
+    return durations
+
+
 def install() -> bool:
     """Set up the SIGUSR1 dump when one of the variables names a directory; True when it
     did."""
@@ -93,6 +113,7 @@ def install() -> bool:
     if traced:
         tracemalloc.start(FRAMES)
     taken = [0]
+    full_ms = _time_full_collections()
 
     def dump(signum: int, frame: FrameType | None) -> None:
         import gc
@@ -100,9 +121,16 @@ def install() -> bool:
         taken[0] += 1
         before = heap()  # before the census's collection: what garbage it found
         pending = gc.get_count()
+        ran = list(full_ms)  # the app's own full collections since the last dump
+        full_ms.clear()
         found = gc.collect()
         before += [f"gc_pending {pending[0]} {pending[1]} {pending[2]}", f"gc_found {found}"]
         before += [f"gc_full_runs {gc.get_stats()[2]['collections']}"]
+        if ran:
+            before += [
+                f"gc_full_ms_max {max(ran):.1f}",
+                f"gc_full_ms_mean {sum(ran) / len(ran):.1f}",
+            ]
         lines = [f"{n} {name}" for n, name in census()]
         if tracemalloc.is_tracing():  # written first: the census says the dump is done
             snapshot = tracemalloc.take_snapshot()

@@ -938,3 +938,43 @@ def test_criteria_dialog(snap_compare: Any, rig: Rig, size: tuple[int, int]) -> 
         await on_top(app, pilot, CriteriaDialog)
 
     shot(snap_compare, app, size, stage)
+
+
+# --- hostile text ----------------------------------------------------------------------------
+
+HOSTILE = "\x1b[31mred\x1b[0m \x1b]0;pwned\x07title \x1b[2Jclear \u202eevil\u202c \x07bell"
+
+
+def test_hostile_text(snap_compare: Any, rig: Rig, size: tuple[int, int]) -> None:
+    """Escape sequences, a bidi override and a bell in a file the agent reads, in the
+    model's step text and in its answer: shown plain, in the card, the opened tool row,
+    the evidence and the answer."""
+    (rig.workspace / "notes.md").write_text(f"# Notes\n{HOSTILE}\n")
+    one_step(
+        rig,
+        "Read notes.md",
+        tool("read_file", path="notes.md"),
+        f"The notes say: {HOSTILE}",
+    )
+    rig.brain.add("StatusAssessment", assess("done", progress="complete"))
+    rig.brain.add("complete", f"Answer: {HOSTILE}")
+    rig.brain.always["text"] = f"From the facts: {HOSTILE}"  # the answer check's re-ask
+    app = rig.app()
+
+    async def stage(pilot: Pilot[Any]) -> None:
+        await ready(app, pilot)
+        await send(app, pilot, f"Read notes.md {HOSTILE}")
+        await settle(app, pilot)
+        block = app.main.stream.query(ToolCallBlock).first()
+        title = block.query_one(CollapsibleTitle)
+        title.focus()
+        await pilot.press("enter")
+        await until(lambda: not block.collapsed, pilot)
+        await settle(app, pilot)
+        app.main.stream.scroll_to_widget(block, animate=False, top=True)
+        await settle(app, pilot)
+        await still(app, pilot)
+        text = screen_text(app)
+        assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
+
+    shot(snap_compare, app, size, stage)

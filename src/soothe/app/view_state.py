@@ -443,8 +443,19 @@ class ViewState(StepEvents, BudgetEvents, CriteriaEvents, RequestEvents, ViewPag
         self.note([CONVERSATION], f"{event.label} request, {how}{reason}", "info")
 
     def _error(self, event: ev.ErrorEvent) -> None:
+        if self._failure_shown(event):
+            return
         self.note(self._keys(event), event.message, "error")
         self._notify(one_line(event.message, 200), event.kind, "error")
+
+    def _failure_shown(self, event: ev.ErrorEvent) -> bool:
+        """The runner's error line after a goal failed for good (kind ``loop``; headless
+        prints it) says again what the goal's status change showed: its ✗ line and the
+        "Goal G1 failed" toast. The app shows it once."""
+        goal = self.goals.get(event.goal_id or "")
+        if event.kind != "loop" or goal is None or goal.status != "failed":
+            return False
+        return one_line(event.message)[:80] == one_line(goal.error)[:80]
 
     def _undo_applied(self, event: ev.UndoApplied) -> None:
         """/undo put files back: a note in the conversation (kept: a reopened thread

@@ -847,6 +847,9 @@ async def capped(app: SootheApp, pilot: Pilot[Any]) -> None:
     await send(app, pilot, "List the files")
     await until(lambda: goal_status(app, "G1") == "suspended", pilot, timeout=20)
     await settle(app, pilot)
+    # masked: a run stopped by a cap ends in run.failed, whose elapsed time is the
+    # events' own timestamps (wall clock: EventBase.ts), 0:01 on a loaded machine
+    app.main.status.set(elapsed=0.0)
     tree = app.main.goal_tree
     tree.focus()
     tree.show_ref(NodeRef("goal", "G1"))
@@ -948,7 +951,14 @@ HOSTILE = "\x1b[31mred\x1b[0m \x1b]0;pwned\x07title \x1b[2Jclear \u202eevil\u202
 def test_hostile_text(snap_compare: Any, rig: Rig, size: tuple[int, int]) -> None:
     """Escape sequences, a bidi override and a bell in a file the agent reads, in the
     model's step text and in its answer: shown plain, in the card, the opened tool row,
-    the evidence and the answer."""
+    the evidence and the answer. A fixed workspace: its path is in the prompts, whose
+    token count the status line shows."""
+    with fixed_workspace() as ws:
+        rig.use_workspace(ws)
+        hostile_shot(snap_compare, rig, size)
+
+
+def hostile_shot(snap_compare: Any, rig: Rig, size: tuple[int, int]) -> None:
     (rig.workspace / "notes.md").write_text(f"# Notes\n{HOSTILE}\n")
     one_step(
         rig,
@@ -976,5 +986,46 @@ def test_hostile_text(snap_compare: Any, rig: Rig, size: tuple[int, int]) -> Non
         await still(app, pilot)
         text = screen_text(app)
         assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
+
+    shot(snap_compare, app, size, stage)
+
+
+def test_queue_focused(
+    snap_compare: Any, rig: Rig, size: tuple[int, int], releases: list[Pause]
+) -> None:
+    """shift+tab from the prompt during a run: the queue focused, its second request
+    under the cursor, its keys (e edit, d remove) in the footer."""
+    releases.append(held_goal(rig))
+    app = rig.app()
+
+    async def stage(pilot: Pilot[Any]) -> None:
+        await ready(app, pilot)
+        await send(app, pilot, "Think about the README")
+        await wait_event(releases[0].reached, pilot)
+        for text in ("Then list the workspace files", "And count the words in README.md"):
+            await send(app, pilot, text)
+        await shown(app, pilot, "queued (2)")
+        await pilot.press("shift+tab")
+        await until(lambda: app.focused is app.main.queued, pilot)
+        await pilot.press("down")
+        await still(app, pilot)
+
+    shot(snap_compare, app, size, stage)
+
+
+def test_thread_delete_confirmation(snap_compare: Any, rig: Rig, size: tuple[int, int]) -> None:
+    """d on a thread in the threads screen: asks first, naming it."""
+    asyncio.run(stored_threads(rig))
+    app = rig.app()
+
+    async def stage(pilot: Pilot[Any]) -> None:
+        from soothe.app.screens.threads import ThreadsScreen
+
+        await ready(app, pilot)
+        await pilot.press("ctrl+t")
+        await until(lambda: isinstance(app.screen, ThreadsScreen), pilot)
+        await settle(app, pilot)
+        await pilot.press("down", "d")
+        await on_top(app, pilot, ConfirmDialog)
 
     shot(snap_compare, app, size, stage)

@@ -95,3 +95,29 @@ def test_a_call_without_a_count_leaves_the_last_ctx() -> None:
         {"ctx_used": 1500, "ctx_window": 2048, "ctx_cut": False},
         {"ctx_used": 1024, "ctx_window": 2048, "ctx_cut": True},
     ]
+
+
+def test_a_running_goal_s_budget_fits_the_line_at_120_and_80_columns() -> None:
+    """The budget segment made the line longer than the terminal: at 120x40 it ended at
+    'budget G1 tokens', at 80x24 at 'G1'. Labels, then the thread, then the run's tokens
+    give way; the spend against the budget stays whole."""
+    info = StatusInfo(
+        model="llama3.2",
+        provider="reachable",
+        running=True,
+        thread="t-0001",
+        iteration=1,
+        max_iterations=8,
+        ctx_used=1200,
+        ctx_window=8192,
+        tokens_in=3200,
+        tokens_out=69,
+        budget="G1 tokens 3.1k/10k",
+        elapsed=2,
+    )
+    for width in (200, 120, 80):
+        line = render_status(info, width).plain
+        assert len(line) <= width - 2, (width, line)
+        assert line.endswith("G1 tokens 3.1k/10k │ 0:02"), (width, line)
+    assert "thread t-0001" in render_status(info, 200).plain
+    assert "t-0001" in render_status(info, 120).plain

@@ -66,8 +66,23 @@ def _elapsed(seconds: float) -> str:
 
 
 def render_status(info: StatusInfo, width: int = 200) -> Content:
-    """The status text; below ~110 columns the labels go and the thread id shortens."""
-    compact = width < 110
+    """The status text, fitted to ``width`` cells: below ~110 columns, or when the whole
+    line would not fit (a running goal's budget makes it long), the labels go and the
+    thread id shortens; then the thread goes, then the run's tokens when a budget line
+    shows the goal's own; the spend against the budget stays."""
+    room = width - 2  # the widget's padding
+    content = _status(info, compact=width < 110)
+    if content.cell_length > room:
+        content = _status(info, compact=True)
+    if content.cell_length > room and info.thread:
+        info = replace(info, thread="")
+        content = _status(info, compact=True)
+    if content.cell_length > room and info.budget:  # the goal's spend says it
+        content = _status(replace(info, tokens_in=0, tokens_out=0), compact=True)
+    return content
+
+
+def _status(info: StatusInfo, *, compact: bool) -> Content:
     dot, style, word = PROVIDER_STYLES.get(info.provider, PROVIDER_STYLES["unknown"])
     sep = (" │ ", "$text-muted")
     parts: list[tuple[str, str] | str] = []

@@ -83,3 +83,33 @@ async def test_a_long_paste_folds_in_the_conversation_and_the_model_gets_it_whol
         await settle(app, pilot)
         assert not block.collapsed
         assert "row 150 of the pasted table" in str(block._body.render())
+
+
+async def test_the_footer_settles_while_the_no_server_notice_shows(rig: Rig) -> None:
+    """Two hidden bindings of ctrl+d (the demo model, the prompt's delete-right) took turns
+    in the screen's active bindings, so the footer found its keys changed on every check
+    and recomposed a row that looked the same, forever. It compares what it draws."""
+    from soothe.widgets.footer import SteadyFooter
+
+    rig.server.stop()
+    rig.configure(model={"base_url": CLOSED_PORT})
+    app = rig.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        assert app.main.has_notice(NO_SERVER_NOTICE)
+        footer = app.screen.query_one(SteadyFooter)
+        recomposed = 0
+        original = footer.recompose
+
+        async def counted() -> None:
+            nonlocal recomposed
+            recomposed += 1
+            await original()
+
+        await settle(app, pilot)
+        assert footer._keys() == footer._shown, "the footer shows what it would draw"
+        footer.recompose = counted  # type: ignore[method-assign]
+        for _ in range(5):  # the bindings checked again, nothing else changed
+            app.screen.refresh_bindings()
+            await pilot.pause()
+        assert recomposed == 0, recomposed

@@ -91,9 +91,13 @@ class SteadyFooter(Footer):
         return self._whole_keys
 
     def _keys(self) -> tuple[object, ...]:
+        """What the footer draws: the shown bindings only. (Two hidden bindings of one key,
+        e.g. ctrl+d for the demo model and the prompt's delete-right, take turns in
+        ``active_bindings``; counting them recomposed a footer that looked the same.)"""
         return tuple(
-            (key, binding.key, binding.description, binding.show, enabled, tooltip)
+            (key, binding.key, binding.description, enabled, tooltip)
             for key, (_, binding, enabled, tooltip) in self.screen.active_bindings.items()
+            if binding.show
         )
 
     def bindings_changed(self, screen: Screen[Any]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 
 from soothe.app.main import SootheApp
@@ -31,6 +32,8 @@ from tests.app.real_harness import (
     wait_event,
 )
 from tests.fakes import FakeReply
+
+pytestmark = pytest.mark.snapshots  # make test-snapshots (CI runs it)
 
 CLOSED_PORT = "http://127.0.0.1:9"  # the discard port: nothing listens there
 SIZE = (120, 40)

@@ -37,6 +37,8 @@ from tests.app.real_harness import classify as classified
 from tests.app.scripts import busy_board
 from tests.fakes import FakeReply
 
+pytestmark = pytest.mark.snapshots  # make test-snapshots (CI runs it)
+
 CLOSED_PORT = "http://127.0.0.1:9"  # the discard port: nothing listens there
 
 

@@ -37,6 +37,10 @@ async def test_undo_lists_the_files_asks_and_puts_them_back(rig: Rig) -> None:
         await until(lambda: isinstance(app.screen, ConfirmDialog), pilot)
         question = app.screen.question  # type: ignore[attr-defined]
         assert "notes.txt" in question and "README.md" in question
+        # named as the workspace names them, not by their absolute paths (which wrapped
+        # at 80x24)
+        assert str(rig.workspace) not in question, question
+        assert "write_file changed README.md" in question, question
         await pilot.press("n")  # no: nothing changes
         await settle(app, pilot)
         assert (rig.workspace / "notes.txt").exists()

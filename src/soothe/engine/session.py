@@ -605,7 +605,8 @@ class Session(SessionGoals):
 
         if self._journal is None:
             return []
-        return [describe(e) for e in plan_undo(self._journal, thread_id)]
+        root = self.settings.tools.resolved_workspace()
+        return [describe(e, root) for e in plan_undo(self._journal, thread_id)]
 
     async def undo(self, thread_id: str) -> UndoReport:
         """Put back the files the thread's last run changed (``soothe undo``'s rules: a

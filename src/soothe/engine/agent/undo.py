@@ -94,10 +94,15 @@ def changed_since(entry: Entry, path: Path) -> str | None:
     return None
 
 
-def describe(entry: Entry) -> str:
+def describe(entry: Entry, root: Path | None = None) -> str:
+    """One line per change; with ``root`` (the workspace), a path inside it is named
+    relative to it, as the app names files everywhere else."""
     where = f"{entry.goal_id}/{entry.step_id}" if entry.goal_id else entry.step_id or ""
     if entry.tool in FILE_TOOLS:
         what = "created" if not entry.existed else "changed"
         extra = " (interrupted)" if entry.state == "started" else ""
-        return f"{where:12} {entry.tool:10} {what} {escape(entry.path or '')}{extra}"
+        path = entry.path or ""
+        if root is not None and path and Path(path).is_relative_to(root):
+            path = str(Path(path).relative_to(root))
+        return f"{where:12} {entry.tool:10} {what} {escape(path)}{extra}"
     return f"{where:12} {entry.tool:10} {entry.command!r} (a command: cannot be undone)"

@@ -47,3 +47,35 @@ async def test_a_goal_that_fails_is_said_to_fail_once(rig: Rig) -> None:
     async with again.run_test(size=(120, 40)) as pilot:
         await ready(again, pilot)
         assert failure_lines(again) == lines
+
+
+def answer_bars(app: SootheApp) -> list[tuple[str, bool]]:
+    """The answer blocks in the Conversation panel: their text and whether they are drawn
+    as a failure (the error bar, not the success bar)."""
+    from textual.widgets import Markdown
+
+    return [
+        (block.source, block.has_class("-failed"))
+        for block in app.main.stream.query(Markdown)
+        if block.has_class("answer")
+    ]
+
+
+async def test_a_failed_goal_s_answer_is_not_drawn_as_a_success(rig: Rig) -> None:
+    """'The goal could not be completed: …' sat in the green bar of a good answer (seen in
+    the snapshot test_failed_step). It is drawn with the error colour, live and on reopen."""
+    failing_flow(rig)
+    app = rig.app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await send(app, pilot, "Summarise nope.txt")
+        await settle(app, pilot)
+        bars = answer_bars(app)
+        assert bars and all(failed for _text, failed in bars), bars
+        assert bars[-1][0].startswith("The goal could not be completed"), bars
+        thread_id = app.require_session().thread_id
+    again = rig.app(thread_id)
+    async with again.run_test(size=(120, 40)) as pilot:
+        await ready(again, pilot)
+        await settle(again, pilot)
+        assert answer_bars(again) == bars

@@ -635,7 +635,9 @@ class ViewState(StepEvents, BudgetEvents, CriteriaEvents, RequestEvents, ViewPag
                     card.answer = True
                     self._card_changed(card)
                     return
-        self.put(self._keys(event), Answer(event.text, title=event.goal_id or ""))
+        goal = self.goals.get(event.goal_id or "")
+        failed = goal is not None and goal.status == "failed"
+        self.put(self._keys(event), Answer(event.text, title=event.goal_id or "", failed=failed))
 
     def _final_report(self, event: ev.FinalReport) -> None:
         text = event.text

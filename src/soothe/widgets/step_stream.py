@@ -92,6 +92,7 @@ class StepStream(VerticalScroll):
         background: $boost;
         border-left: outer $success;
     }
+    StepStream > .answer.-failed { border-left: outer $error; }
     StepStream > .answer > MarkdownParagraph:last-child { margin-bottom: 0; }
     StepStream > .empty { color: $text-muted; margin-top: 1; text-align: center; }
     """
@@ -472,6 +473,7 @@ class StepStream(VerticalScroll):
             block = ToolCallBlock(segment)
         elif isinstance(segment, Answer):
             block = _markdown(segment.text)
+            block.set_class(segment.failed, "-failed")
         else:  # pragma: no cover - exhaustive over Block
             raise TypeError(type(segment))
         self._blocks[id(segment)] = block

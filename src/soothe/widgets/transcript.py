@@ -173,9 +173,12 @@ class StepCard:
 class Answer:
     text: str
     title: str = ""
+    failed: bool = False
+    """The answer of a goal that failed ("The goal could not be completed: …"): drawn
+    with the error colour, not the success bar of an answer."""
 
     def dump(self) -> dict[str, Any]:
-        return {"answer": self.text, "title": self.title}
+        return {"answer": self.text, "title": self.title, "failed": self.failed}
 
 
 Segment = Note | TextRun | ToolRun | StepCard | Answer

@@ -74,7 +74,9 @@ async def test_a_long_paste_folds_in_the_conversation_and_the_model_gets_it_whol
         (block,) = app.main.stream.query(PastedRequest)
         assert block.collapsed
         text = screen_text(app)
-        assert "pasted 201 lines · row 000 of the pasted table" in text
+        # folded, it still shows the first line and the question typed after the paste
+        assert block.title == "pasted 201 lines · row 000 of the pasted table … What is this?"
+        assert "pasted 201 lines · row 000 of the pasted" in text
         assert "row 001" not in text and "It is a list of 200 rows." in text
         # a key opens it: enter on its title
         title = block.query_one(CollapsibleTitle)

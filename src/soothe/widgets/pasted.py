@@ -1,6 +1,6 @@
 """PastedRequest: a long request (a paste) in the conversation, folded to one line.
 
-A request of FOLD_LINES lines or more shows as ``› pasted 200 lines · its first line``
+A request of FOLD_LINES lines or more shows as ``› pasted 200 lines · first … last line``
 instead of one row per line (a 200-line paste was ~600 rows of the conversation). The
 title opens it (a click, or enter when it has focus, as a tool call's row) on the whole
 text; its body is only laid out while open. What the model gets is the whole text: only
@@ -24,9 +24,17 @@ def folds(text: str) -> bool:
 
 
 def pasted_title(text: str, width: int = 80) -> str:
-    lines = text.splitlines()
-    head = one_line(next((line for line in lines if line.strip()), ""), width)
-    return f"pasted {len(lines)} lines · {head}"
+    """``pasted 201 lines · its first line … its last line``: what is typed with a paste
+    (a question before it or after it) shows while it is folded."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    count = len(text.splitlines())
+    if not lines:
+        return f"pasted {count} lines"
+    if len(lines) == 1:
+        return f"pasted {count} lines · {one_line(lines[0], width)}"
+    head = one_line(lines[0], width * 2 // 5)
+    tail = one_line(lines[-1], width * 3 // 5)
+    return f"pasted {count} lines · {head} … {tail}"
 
 
 class PastedRequest(Collapsible):
@@ -40,6 +48,7 @@ class PastedRequest(Collapsible):
     PastedRequest > CollapsibleTitle {
         color: $primary;
         text-style: bold;
+        width: 1fr;  /* wraps: the question typed after the paste ends the title */
     }
     PastedRequest > Contents {
         padding: 0 0 0 2;

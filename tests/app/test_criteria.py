@@ -86,8 +86,10 @@ async def test_goal_flags_the_new_goal_dialog_and_e_set_the_criteria(rig: Rig) -
         area.text = f"{CRITERION}\nit fits on one screen"
         await pilot.press("ctrl+s")
         await until(
-            lambda: [c.text for c in session.context.get_goal("G1").criteria]
-            == [CRITERION, "it fits on one screen"],
+            lambda: (
+                [c.text for c in session.context.get_goal("G1").criteria]
+                == [CRITERION, "it fits on one screen"]
+            ),
             pilot,
         )
         await settle(app, pilot)

@@ -223,7 +223,6 @@ def build_sub_parser(command: str) -> argparse.ArgumentParser:
             "action",
             nargs="?",
             default="list",
-            choices=list(GOAL_VERBS),
             metavar="VERB",
             help="one of the verbs below (default: list)",
         )
@@ -468,6 +467,17 @@ def unknown_command(words: list[str]) -> int:
     return 2
 
 
+def unknown_verb(verb: str) -> int:
+    """``error: unknown goals verb 'frob'`` and the verbs (exit 2), not argparse's usage."""
+    import difflib
+
+    close = difflib.get_close_matches(verb, GOAL_VERBS, n=1)
+    guess = f" (did you mean '{close[0]}'?)" if close else ""
+    print(f"error: unknown goals verb '{one_line(verb, 40)}'{guess}", file=sys.stderr)
+    print(f"verbs: {', '.join(GOAL_VERBS)} (soothe goals --help)", file=sys.stderr)
+    return 2
+
+
 def _read_request() -> str:
     """``-p -``: the whole of stdin, as UTF-8 (bytes that are not UTF-8 replaced)."""
     data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
@@ -608,6 +618,8 @@ def _dispatch(command: str | None, args: argparse.Namespace, settings: Any) -> i
         sys.stdout.write(plain(report.getvalue()))
         return code
     if command == "goals":
+        if args.action not in GOAL_VERBS:
+            return unknown_verb(args.action)
         from soothe.frontends.goals_cli import run_goals
 
         return run_goals(settings, args)

@@ -169,6 +169,12 @@ def test_resume_of_a_pending_goal_and_usage_errors(soothe: Soothe) -> None:
         assert (r.code, r.out) == (2, ""), (args, r)
         assert r.one_error() == f"error: {line}"
     assert soothe("goals", "list").out == "G1     pending    p50  one\n"  # nothing changed
+    # an unknown verb: one error line and the verbs, not argparse's usage
+    r = soothe("goals", "cancle", "G1")
+    assert r.code == 2 and r.out == ""
+    assert r.err.splitlines()[0] == "error: unknown goals verb 'cancle' (did you mean 'cancel'?)"
+    assert r.err.splitlines()[1].startswith("verbs: list, add, show, cancel,")
+    assert "usage:" not in r.err
 
 
 def test_a_change_while_another_process_holds_the_data_dir_says_so(

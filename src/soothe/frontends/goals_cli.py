@@ -139,9 +139,6 @@ def goal_detail(context: Any, goal: Any) -> dict[str, Any]:
     }
 
 
-_MARK = {"met": "✓", "unmet": "✗", "unknown": "?", None: "·"}
-
-
 def _show_text(context: Any, goal: Any) -> list[str]:
     """``goals show``: the goal for a person (every stored text on one plain line)."""
     from soothe.engine.goal_args import format_budget, short_count, short_time
@@ -162,11 +159,10 @@ def _show_text(context: Any, goal: Any) -> list[str]:
         if value:
             lines.append(f"  {label}: {one_line(str(value), 300)}")
     if goal.criteria:
+        from soothe.engine.goal_verdicts import criterion_line  # the app's and export's
+
         lines.append("  done when:")
-        for c in goal.criteria:
-            cites = f" [{', '.join(c.evidence)}]" if c.evidence else ""
-            why = f" ({one_line(c.reason, 200)})" if c.reason else ""
-            lines.append(f"    {_MARK[c.verdict]} {one_line(c.text, 200)}{why}{cites}")
+        lines += [f"    {one_line(criterion_line(c), 400)}" for c in goal.criteria]
     caps = format_budget(goal.budget)
     spent = goal.spent
     if caps or spent.calls or spent.tokens:
